@@ -1,0 +1,3 @@
+//! mm-agent: the turn: system prompt, model, tools, history, compaction,
+//! the command table, mentions and the version. It never prints: it emits
+//! events into the turn's Sink.

@@ -1,0 +1,120 @@
+//! Provider-neutral conversation types. Everything above the engine speaks
+//! these; no provider JSON ever leaves this crate.
+
+use serde::{Deserialize, Serialize};
+
+/// One message of the history. Serialised as-is into session files, so the
+/// shape is part of the session format (`mm-store` carries a `version`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// The system prompt; at most one, first.
+    System { content: String },
+    /// A question (or a compaction summary) from the user side.
+    User { content: String },
+    /// What the model answered: text, reasoning kept for the record (and sent
+    /// back only where the provider requires it) and tool calls.
+    Assistant {
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        content: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<Reasoning>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call, paired with it by `call_id`.
+    Tool {
+        call_id: String,
+        name: String,
+        content: String,
+    },
+}
+
+impl Message {
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Message::User {
+            content: content.into(),
+        }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Message::System {
+            content: content.into(),
+        }
+    }
+
+    /// A plain assistant text answer.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Message::Assistant {
+            content: content.into(),
+            reasoning: Vec::new(),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    /// A tool result.
+    pub fn tool(call_id: impl Into<String>, name: impl Into<String>, content: impl Into<String>) -> Self {
+        Message::Tool {
+            call_id: call_id.into(),
+            name: name.into(),
+            content: content.into(),
+        }
+    }
+}
+
+/// A block of reasoning. `signature` is set for blocks a provider signs
+/// (Anthropic `thinking`, Gemini `thoughtSignature`): those are sent back
+/// verbatim; unsigned reasoning is never sent back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reasoning {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Anthropic `redacted_thinking` payload, sent back as is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<String>,
+}
+
+/// A complete tool call. `arguments` is the raw JSON text the model wrote
+/// (it may be invalid JSON: the tool layer answers that as text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// A tool as declared to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDecl {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// Token counts a server reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// What a generation streams, in order, to whoever drives it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// A piece of the answer.
+    Text(String),
+    /// A piece of reasoning.
+    Reasoning(String),
+    /// The model began composing a tool call (its arguments follow, unshown).
+    ToolCallStarted { index: usize, id: String, name: String },
+    /// A tool call is complete.
+    ToolCallFinished(ToolCall),
+    /// Token counts.
+    Usage(Usage),
+    /// A notice for the user (e.g. `stream stalled; retrying without streaming`).
+    Notice(String),
+}

@@ -1,0 +1,14 @@
+//! mm-tools: the `Tool` interface and the built-in tools the model can call
+//! (bash, read_file, write_file, edit_file, read_skill, lsp).
+//!
+//! Tools return failures as text for the model; only the loop detector's
+//! second level ends a turn. Tools never talk to a model server and never
+//! print: they emit events into the call's Sink.
+
+pub mod bash;
+pub mod files;
+pub mod skill;
+pub mod tool;
+pub mod toolbox;
+
+pub use tool::*;

@@ -1,0 +1,150 @@
+//! The `Tool` interface every built-in tool implements, and the context a
+//! call runs in. The [`crate::Toolbox`] drives a call through its steps:
+//! parse → plan (preview, no side effect) → permission → run → detector.
+
+use std::any::Any;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use mm_ui::{FileChange, Sink, ToolKind};
+use tokio_util::sync::CancellationToken;
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// Whether tools that change things ask first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionMode {
+    /// Run without asking.
+    Allow,
+    /// Ask the sink before `bash`, `write_file`, `edit_file`, `lsp rename`.
+    Ask,
+}
+
+/// The permission policy of one session: the mode and the tools the user
+/// allowed for the rest of the session ("allow always", remembered per tool
+/// name).
+#[derive(Debug)]
+pub struct Permissions {
+    pub mode: PermissionMode,
+    always: Mutex<HashSet<String>>,
+}
+
+impl Permissions {
+    pub fn new(mode: PermissionMode) -> Self {
+        Permissions {
+            mode,
+            always: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// True when a call of `tool` that needs permission must ask.
+    pub fn must_ask(&self, tool: &str) -> bool {
+        self.mode == PermissionMode::Ask
+            && !self
+                .always
+                .lock()
+                .map(|set| set.contains(tool))
+                .unwrap_or(false)
+    }
+
+    /// Remember "allow always" for `tool`.
+    pub fn allow_always(&self, tool: &str) {
+        if let Ok(mut set) = self.always.lock() {
+            set.insert(tool.to_string());
+        }
+    }
+}
+
+/// What a tool call runs with. Travels with each call: no global state
+/// (decisions.md 6), so one process can hold several sessions.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The session's root: relative paths resolve here, `bash` runs here.
+    pub cwd: PathBuf,
+    /// Where the call's events go.
+    pub sink: Arc<dyn Sink>,
+    /// Cancelled by Escape, Ctrl-C or ACP `session/cancel`: a running command
+    /// is killed at once.
+    pub cancel: CancellationToken,
+    pub permissions: Arc<Permissions>,
+}
+
+/// What a call will do, computed before it does anything (decisions.md 7).
+pub struct Plan {
+    /// The line a front end shows (`ls -la`, `src/main.rs`, `definition main.go greet`).
+    pub title: String,
+    pub kind: ToolKind,
+    /// Absolute paths the call touches.
+    pub locations: Vec<String>,
+    /// For edits, the change to show while asking.
+    pub change: Option<FileChange>,
+    /// `Some(text)` when the call needs permission; `text` is what the model
+    /// gets when the user refuses (decisions.md 8).
+    pub rejection: Option<&'static str>,
+    /// Whether the terminal echoes the first `previewLines` of the output
+    /// (bash, lsp).
+    pub echo: bool,
+    /// Whatever the tool computed while planning and wants back in `run`.
+    pub state: Option<Box<dyn Any + Send + Sync>>,
+}
+
+impl Plan {
+    /// A plan that needs no permission and carries no state.
+    pub fn simple(title: impl Into<String>, kind: ToolKind) -> Self {
+        Plan {
+            title: title.into(),
+            kind,
+            locations: Vec::new(),
+            change: None,
+            rejection: None,
+            echo: false,
+            state: None,
+        }
+    }
+}
+
+/// A built-in tool. Ordinary failures are text for the model: `plan`
+/// returns `Err(text)` for a call that must not run (bad arguments, missing
+/// file); `run` always returns text.
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+
+    fn plan<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Plan, String>>;
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        plan: Plan,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, String>;
+}
+
+/// Parse a tool's arguments into its typed form, or give the reference's
+/// bad-arguments text.
+pub fn parse_args<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    args: &serde_json::Value,
+) -> Result<T, String> {
+    if !args.is_object() {
+        return Err(invalid_args(tool, "the arguments are not a JSON object"));
+    }
+    serde_json::from_value(args.clone()).map_err(|e| invalid_args(tool, &e.to_string()))
+}
+
+/// `invalid arguments for <tool>: <what>; send a JSON object matching the tool's schema`
+pub fn invalid_args(tool: &str, what: &str) -> String {
+    format!("invalid arguments for {tool}: {what}; send a JSON object matching the tool's schema")
+}

@@ -1,0 +1,190 @@
+//! The event sink every front end supplies. The agent loop and the tools
+//! emit [`Event`]s into the [`Sink`] that travels with each turn; they never
+//! print. The sink knows nothing about a protocol or a widget: a front end
+//! turns events into lines, JSON-RPC notifications or transcript entries.
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+
+/// The family a tool call belongs to, as an editor groups them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    Read,
+    Edit,
+    Execute,
+    Search,
+    Other,
+}
+
+/// What a tool will change, computed before it runs (decisions.md 7) so that a
+/// front end can show it while it asks for permission.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileChange {
+    /// Absolute path of the file.
+    pub path: String,
+    /// The whole file before, `None` for a new file. `None` too, with
+    /// `too_large`, when the file passes 1 MiB (decisions.md 20).
+    pub old_text: Option<String>,
+    /// The whole file after.
+    pub new_text: Option<String>,
+    /// A unified diff with line numbers, as the model will see it.
+    pub diff: String,
+    /// Set when the contents were left out for size; `lines` says how many.
+    pub too_large: bool,
+    pub lines: usize,
+}
+
+/// A tool call as a front end shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolInfo {
+    /// The engine's call id (unique in the session).
+    pub id: String,
+    /// The tool's name (`bash`, `edit_file` …).
+    pub tool: String,
+    /// What to show: the command line, `path`, `definition main.go greet` …
+    pub title: String,
+    pub kind: ToolKind,
+    /// The arguments as the model sent them (parsed JSON where valid).
+    pub input: serde_json::Value,
+    /// Absolute paths the call touches.
+    pub locations: Vec<String>,
+    /// For edits: the change the call will make.
+    pub change: Option<FileChange>,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Completed,
+    Failed,
+}
+
+/// Per-turn counters of tools-reference.md "Counters shown after a turn".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    pub commands: u32,
+    pub file_ops: u32,
+    pub skills: u32,
+    pub lsp_calls: u32,
+}
+
+impl Counters {
+    /// The recap line: non-zero counters, two spaces apart (decisions.md 9).
+    /// Empty when nothing ran.
+    pub fn recap(&self) -> String {
+        let mut parts = Vec::new();
+        if self.commands > 0 {
+            parts.push(format!("⚙ {} command(s)", self.commands));
+        }
+        if self.file_ops > 0 {
+            parts.push(format!("📝 {} file op(s)", self.file_ops));
+        }
+        if self.skills > 0 {
+            parts.push(format!("📖 {} skill(s)", self.skills));
+        }
+        if self.lsp_calls > 0 {
+            parts.push(format!("🔎 {} lsp call(s)", self.lsp_calls));
+        }
+        parts.join("  ")
+    }
+
+    /// Count one response of `tool`.
+    pub fn count(&mut self, tool: &str) {
+        match tool {
+            "bash" => self.commands += 1,
+            "read_file" | "write_file" | "edit_file" => self.file_ops += 1,
+            "read_skill" => self.skills += 1,
+            "lsp" => self.lsp_calls += 1,
+            _ => {}
+        }
+    }
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnOutcome {
+    /// The model answered without asking for more tools.
+    Done,
+    /// The user (or the editor) cancelled.
+    Cancelled,
+    /// `maxTurns` requests were made.
+    MaxTurns,
+    /// An error ended the turn (server down, loop detector stop, runaway…).
+    Failed(String),
+}
+
+/// Everything a front end is told.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A piece of the answer.
+    Text { text: String },
+    /// A piece of reasoning.
+    Reasoning { text: String },
+    /// What the agent is waiting for (`Thinking`, `Composing a tool call`);
+    /// a terminal shows it in its spinner.
+    Status { text: String },
+    /// A tool call is about to be considered (before permission).
+    ToolStart { info: ToolInfo },
+    /// A tool call runs (after permission).
+    ToolRunning { id: String },
+    /// A tool call ended. `output` is what the model receives; `preview` the
+    /// first `previewLines` lines for a terminal to echo.
+    ToolEnd {
+        id: String,
+        tool: String,
+        status: ToolStatus,
+        output: String,
+        preview: Vec<String>,
+    },
+    /// A line for the user (`compacted: …`, `[stopped: maxTurns (N) reached]`).
+    Notice { text: String },
+    /// A failure the user must see.
+    Error { text: String },
+    /// The turn ended.
+    TurnEnd {
+        outcome: TurnOutcome,
+        counters: Counters,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+    },
+}
+
+/// A user's answer to a permission request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Run this call.
+    AllowOnce,
+    /// Run this call and every later call of the same tool in the session.
+    AllowAlways,
+    /// Do not run it; the model is told.
+    Reject,
+    /// The turn was cancelled while asking.
+    Cancelled,
+}
+
+/// Receives a turn's events and answers permission requests.
+pub trait Sink: Send + Sync {
+    /// Take one event. Must not block for long: it is called from the stream.
+    fn event(&self, event: Event);
+
+    /// Ask whether `info` may run. Called only when the policy says to ask.
+    fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision>;
+}
+
+/// A sink that drops every event and allows everything: for library users
+/// who only want the history, and for tests of lower layers.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NullSink;
+
+impl Sink for NullSink {
+    fn event(&self, _event: Event) {}
+
+    fn permission<'a>(&'a self, _info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
+        Box::pin(async { Decision::AllowOnce })
+    }
+}

@@ -1,0 +1,1 @@
+//! End-to-end tests of the built binaries live in `tests/tests/`.
