@@ -1,7 +1,20 @@
 //! mm-config: every setting of mm in one struct, layered from defaults,
 //! the user file, the project file, the environment and flags, with clear
-//! errors. It reads nothing but config files and the environment.
+//! errors that name the file, the key and what was expected.
+//!
+//! It owns the settings struct, its sources and its errors. It must never
+//! read anything but config files and the environment (it does not look
+//! at key values beyond "set or not"), and never print.
 
+pub mod dirs;
+pub mod error;
+pub mod load;
+pub mod print;
+pub mod provider;
 pub mod settings;
 
+pub use dirs::{BaseDirs, config_dir, data_dir, state_dir};
+pub use error::ConfigError;
+pub use load::{KEYS, Loaded, Origin, Overrides, PROJECT_KEYS, Sources, load};
+pub use print::mask_url;
 pub use settings::*;

@@ -1,9 +1,14 @@
 //! The settings struct: every key of config.md, with its default.
 //! YAML keys are camelCase; Rust fields are snake_case.
 
+use std::fmt;
 use std::path::PathBuf;
+use std::str::FromStr;
 
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
+
+use crate::dirs::BaseDirs;
 
 /// All of mm's settings, merged from every source.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,11 +43,16 @@ pub struct Config {
     pub compact: CompactSettings,
     pub lsp: LspSettings,
     /// Project files whose text joins the system prompt when present.
+    /// YAML takes one name or a list of names.
+    #[serde(deserialize_with = "one_or_many")]
     pub instructions: Vec<String>,
 }
 
 /// `thinking`: whether (and how hard) to ask for reasoning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Deserialized from its name only: figment would otherwise take `1` as the
+/// second variant, a silent surprise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Thinking {
     Off,
@@ -52,8 +62,8 @@ pub enum Thinking {
     High,
 }
 
-/// `permissions` / `acp.permissions`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// `permissions` / `acp.permissions`. Deserialized from its name only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PermissionSetting {
     Allow,
@@ -99,4 +109,231 @@ pub struct LspServer {
     pub args: Vec<String>,
     /// With the dot: `.rs`.
     pub extensions: Vec<String>,
+}
+
+impl Default for Config {
+    /// The defaults of config.md, with the XDG directories of this process.
+    fn default() -> Self {
+        Config::defaults_in(&BaseDirs::from_process())
+    }
+}
+
+impl Config {
+    /// The defaults of config.md, with the given base directories (the
+    /// loader passes the ones of its `Sources`, so tests need no real HOME).
+    pub fn defaults_in(dirs: &BaseDirs) -> Config {
+        Config {
+            model: "ollama/qwen3:8b".to_owned(),
+            base_url: None,
+            api_key_env: None,
+            context_window: 32768,
+            max_tokens: 8192,
+            thinking: Thinking::Off,
+            show_thinking: true,
+            watchdog: 120,
+            retries: 3,
+            max_turns: 100,
+            bash_tool: true,
+            bash_timeout: 30,
+            edit_tools: true,
+            max_output: 30000,
+            preview_lines: 5,
+            skills_dir: dirs.config.join("mm").join("skills"),
+            permissions: PermissionSetting::Allow,
+            acp: AcpSettings {
+                permissions: PermissionSetting::Ask,
+            },
+            sessions: SessionSettings {
+                enabled: true,
+                dir: dirs.data.join("mm").join("sessions"),
+            },
+            compact: CompactSettings {
+                threshold: 0.8,
+                keep_recent: 4000,
+            },
+            lsp: LspSettings {
+                servers: default_lsp_servers(),
+            },
+            instructions: vec!["AGENTS.md".to_owned()],
+        }
+    }
+
+    /// `compact.keepRecent` capped at a quarter of `contextWindow`
+    /// (decisions.md 23). The stored value stays as the user wrote it, so
+    /// `--print-config` shows what was configured.
+    pub fn keep_recent_tokens(&self) -> u64 {
+        self.compact.keep_recent.min(self.context_window / 4)
+    }
+
+    /// The `PROVIDER` part of `model` (`ollama` in `ollama/qwen3:8b`).
+    pub fn provider(&self) -> &str {
+        self.model.split_once('/').map_or("", |(p, _)| p)
+    }
+
+    /// The `MODEL` part of `model` (`qwen3:8b` in `ollama/qwen3:8b`).
+    pub fn model_name(&self) -> &str {
+        self.model.split_once('/').map_or(&self.model, |(_, m)| m)
+    }
+
+    /// The variable that holds the key in force: `apiKeyEnv` when set, else
+    /// the provider's own (providers.md); `None` for keyless providers.
+    pub fn api_key_env_in_force(&self) -> Option<String> {
+        self.api_key_env
+            .clone()
+            .or_else(|| default_api_key_env(self.provider()).map(str::to_owned))
+    }
+}
+
+/// The key variable a provider reads when `apiKeyEnv` is not set
+/// (providers.md); `openai-compatible` and `ollama` send no key by default.
+pub fn default_api_key_env(provider: &str) -> Option<&'static str> {
+    match provider {
+        "openai" => Some("OPENAI_API_KEY"),
+        "anthropic" => Some("ANTHROPIC_API_KEY"),
+        "gemini" => Some("GEMINI_API_KEY"),
+        _ => None,
+    }
+}
+
+/// The language servers of config.md.
+pub fn default_lsp_servers() -> Vec<LspServer> {
+    let server = |name: &str, command: &str, args: &[&str], extensions: &[&str]| LspServer {
+        name: name.to_owned(),
+        command: command.to_owned(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        extensions: extensions.iter().map(|e| (*e).to_owned()).collect(),
+    };
+    vec![
+        server("rust-analyzer", "rust-analyzer", &[], &[".rs"]),
+        server("gopls", "gopls", &[], &[".go"]),
+        server(
+            "clangd",
+            "clangd",
+            &[],
+            &[".c", ".h", ".cc", ".cpp", ".hpp"],
+        ),
+        server("pyright", "pyright-langserver", &["--stdio"], &[".py"]),
+        server(
+            "typescript-language-server",
+            "typescript-language-server",
+            &["--stdio"],
+            &[".ts", ".tsx", ".js", ".jsx"],
+        ),
+    ]
+}
+
+impl Thinking {
+    /// The YAML names, in the order error messages list them.
+    pub const NAMES: &'static [&'static str] = &["off", "on", "low", "medium", "high"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Thinking::Off => "off",
+            Thinking::On => "on",
+            Thinking::Low => "low",
+            Thinking::Medium => "medium",
+            Thinking::High => "high",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Thinking> {
+        Some(match name {
+            "off" => Thinking::Off,
+            "on" => Thinking::On,
+            "low" => Thinking::Low,
+            "medium" => Thinking::Medium,
+            "high" => Thinking::High,
+            _ => return None,
+        })
+    }
+}
+
+impl PermissionSetting {
+    /// The YAML names, in the order error messages list them.
+    pub const NAMES: &'static [&'static str] = &["allow", "ask"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionSetting::Allow => "allow",
+            PermissionSetting::Ask => "ask",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<PermissionSetting> {
+        match name {
+            "allow" => Some(PermissionSetting::Allow),
+            "ask" => Some(PermissionSetting::Ask),
+            _ => None,
+        }
+    }
+}
+
+/// A name that is not one of an enum's names; its text is the one config
+/// errors use: `"hgh" is not one of off, on, low, medium, high`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("\"{given}\" is not one of {}", .names.join(", "))]
+pub struct NotOneOf {
+    pub given: String,
+    pub names: &'static [&'static str],
+}
+
+macro_rules! named_enum {
+    ($ty:ident) => {
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = NotOneOf;
+            fn from_str(s: &str) -> Result<Self, NotOneOf> {
+                $ty::from_name(s).ok_or_else(|| NotOneOf {
+                    given: s.to_owned(),
+                    names: $ty::NAMES,
+                })
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct NameVisitor;
+                impl Visitor<'_> for NameVisitor {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        write!(f, "one of {}", $ty::NAMES.join(", "))
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {
+                        $ty::from_name(v).ok_or_else(|| E::unknown_variant(v, $ty::NAMES))
+                    }
+                }
+                d.deserialize_str(NameVisitor)
+            }
+        }
+    };
+}
+
+named_enum!(Thinking);
+named_enum!(PermissionSetting);
+
+/// `instructions: AGENTS.md` and `instructions: [A.md, B.md]` both work.
+fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct OneOrMany;
+    impl<'de> Visitor<'de> for OneOrMany {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a file name or a list of file names")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Vec<String>, E> {
+            Ok(vec![v.to_owned()])
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+            let mut names = Vec::new();
+            while let Some(name) = seq.next_element::<String>()? {
+                names.push(name);
+            }
+            Ok(names)
+        }
+    }
+    d.deserialize_any(OneOrMany)
 }

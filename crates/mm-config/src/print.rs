@@ -1,0 +1,186 @@
+//! `--print-config`: every key, its value and its origin, with nothing
+//! secret in it. The config holds no keys; `apiKeyEnv` is shown as the
+//! variable's name and whether it is set, and credentials in `baseURL` are
+//! masked.
+
+use crate::load::Loaded;
+use crate::settings::Config;
+
+impl Loaded {
+    /// One line per key, aligned: `compact.threshold  = 0.8  # default`.
+    pub fn print(&self) -> String {
+        let rows: Vec<(&str, String, String)> = self
+            .origins()
+            .map(|(key, origin)| {
+                (
+                    key,
+                    value_text(&self.config, key, self.api_key_set()),
+                    origin.to_string(),
+                )
+            })
+            .collect();
+        let width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(0);
+        let mut out = String::new();
+        for (key, value, origin) in rows {
+            out.push_str(&format!("{key:<width$} = {value}  # {origin}\n"));
+        }
+        out
+    }
+}
+
+fn value_text(c: &Config, key: &str, key_set: bool) -> String {
+    let list = |items: &[String]| {
+        if items.is_empty() {
+            "(none)".to_owned()
+        } else {
+            items.join(", ")
+        }
+    };
+    match key {
+        "model" => c.model.clone(),
+        "baseURL" => c
+            .base_url
+            .as_deref()
+            .map_or_else(|| "(the provider's default)".to_owned(), mask_url),
+        "apiKeyEnv" => match c.api_key_env_in_force() {
+            Some(var) => format!("{var} ({})", if key_set { "set" } else { "not set" }),
+            None => "(none: this provider takes no key)".to_owned(),
+        },
+        "contextWindow" => c.context_window.to_string(),
+        "maxTokens" => c.max_tokens.to_string(),
+        "thinking" => c.thinking.to_string(),
+        "showThinking" => c.show_thinking.to_string(),
+        "watchdog" => c.watchdog.to_string(),
+        "retries" => c.retries.to_string(),
+        "maxTurns" => c.max_turns.to_string(),
+        "bashTool" => c.bash_tool.to_string(),
+        "bashTimeout" => c.bash_timeout.to_string(),
+        "editTools" => c.edit_tools.to_string(),
+        "maxOutput" => c.max_output.to_string(),
+        "previewLines" => c.preview_lines.to_string(),
+        "skillsDir" => c.skills_dir.display().to_string(),
+        "permissions" => c.permissions.to_string(),
+        "acp.permissions" => c.acp.permissions.to_string(),
+        "sessions.enabled" => c.sessions.enabled.to_string(),
+        "sessions.dir" => c.sessions.dir.display().to_string(),
+        "compact.threshold" => c.compact.threshold.to_string(),
+        "compact.keepRecent" => {
+            let used = c.keep_recent_tokens();
+            if used < c.compact.keep_recent {
+                format!(
+                    "{} (capped at {used}, a quarter of contextWindow)",
+                    c.compact.keep_recent
+                )
+            } else {
+                used.to_string()
+            }
+        }
+        "lsp.servers" => {
+            let servers: Vec<String> = c
+                .lsp
+                .servers
+                .iter()
+                .map(|s| {
+                    let mut line = if s.name == s.command {
+                        s.command.clone()
+                    } else {
+                        format!("{}: {}", s.name, s.command)
+                    };
+                    for arg in &s.args {
+                        line.push(' ');
+                        line.push_str(arg);
+                    }
+                    format!("{line} ({})", s.extensions.join(" "))
+                })
+                .collect();
+            if servers.is_empty() {
+                "(none)".to_owned()
+            } else {
+                servers.join("; ")
+            }
+        }
+        "instructions" => list(&c.instructions),
+        _ => String::new(),
+    }
+}
+
+/// `url` with anything that looks like a credential replaced by `***`: the
+/// password of `user:password@` (a lone `token@` entirely) and the values
+/// of query parameters named like keys (`key`, `token`, `secret`, ...).
+pub fn mask_url(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rfind('@') {
+        Some(at) => {
+            let (userinfo, host) = authority.split_at(at);
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{user}:***{host}"),
+                None => format!("***{host}"),
+            }
+        }
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let (query, fragment) = match query.split_once('#') {
+                Some((q, f)) => (q, Some(f)),
+                None => (query, None),
+            };
+            let masked: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((name, _)) if secret_name(name) => format!("{name}=***"),
+                    _ => pair.to_owned(),
+                })
+                .collect();
+            let mut t = format!("{path}?{}", masked.join("&"));
+            if let Some(f) = fragment {
+                t.push('#');
+                t.push_str(f);
+            }
+            t
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}{authority}{tail}")
+}
+
+fn secret_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "key",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "auth",
+        "sig",
+        "credential",
+    ]
+    .iter()
+    .any(|s| name.contains(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_credentials_in_urls() {
+        assert_eq!(
+            mask_url("https://user:pa55@host:8080/v1"),
+            "https://user:***@host:8080/v1"
+        );
+        assert_eq!(mask_url("https://sk-abc@host/v1"), "https://***@host/v1");
+        assert_eq!(
+            mask_url("https://host/v1?api_key=abc&mode=x&token=t#frag"),
+            "https://host/v1?api_key=***&mode=x&token=***#frag"
+        );
+        assert_eq!(mask_url("http://localhost:11434"), "http://localhost:11434");
+        assert_eq!(mask_url("https://host/a@b"), "https://host/a@b");
+    }
+}

@@ -1,0 +1,955 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The loader against real files in temp dirs, with an explicit environment
+//! (never the real HOME).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use mm_config::{
+    BaseDirs, Config, ConfigError, LspServer, Origin, Overrides, PermissionSetting, Sources,
+    Thinking, load,
+};
+use tempfile::TempDir;
+
+struct World {
+    _tmp: TempDir,
+    root: PathBuf,
+    sources: Sources,
+}
+
+impl World {
+    /// HOME, XDG_CONFIG_HOME and XDG_DATA_HOME in a temp dir; cwd = its `project`.
+    fn new() -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        for d in ["home", "conf", "data", "project"] {
+            fs::create_dir_all(root.join(d)).unwrap();
+        }
+        let mut env = BTreeMap::new();
+        env.insert("HOME".to_owned(), root.join("home").display().to_string());
+        env.insert(
+            "XDG_CONFIG_HOME".to_owned(),
+            root.join("conf").display().to_string(),
+        );
+        env.insert(
+            "XDG_DATA_HOME".to_owned(),
+            root.join("data").display().to_string(),
+        );
+        let sources = Sources {
+            cwd: root.join("project"),
+            env,
+            config_file: None,
+            flags: Overrides::default(),
+        };
+        World {
+            _tmp: tmp,
+            root,
+            sources,
+        }
+    }
+
+    fn user_file(&self) -> PathBuf {
+        self.root.join("conf/mm/config.yaml")
+    }
+
+    fn project_file(&self) -> PathBuf {
+        self.root.join("project/.mm/config.yaml")
+    }
+
+    fn write_user(&self, text: &str) -> PathBuf {
+        write(&self.user_file(), text)
+    }
+
+    fn write_project(&self, text: &str) -> PathBuf {
+        write(&self.project_file(), text)
+    }
+
+    fn set_env(&mut self, name: &str, value: &str) {
+        self.sources.env.insert(name.to_owned(), value.to_owned());
+    }
+
+    fn load(&self) -> mm_config::Loaded {
+        load(&self.sources).unwrap()
+    }
+
+    fn error(&self) -> String {
+        load(&self.sources).unwrap_err().to_string()
+    }
+}
+
+fn write(path: &Path, text: &str) -> PathBuf {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+    path.to_path_buf()
+}
+
+const TOP_KEYS: &str = "model, baseURL, apiKeyEnv, contextWindow, maxTokens, thinking, showThinking, watchdog, \
+                        retries, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
+                        permissions, acp, sessions, compact, lsp, instructions";
+
+// ---------- defaults ----------
+
+#[test]
+fn without_files_every_value_is_the_default() {
+    let w = World::new();
+    let loaded = w.load();
+    let c = &loaded.config;
+    assert_eq!(c.model, "ollama/qwen3:8b");
+    assert_eq!(c.base_url, None);
+    assert_eq!(c.api_key_env, None);
+    assert_eq!(c.context_window, 32768);
+    assert_eq!(c.max_tokens, 8192);
+    assert_eq!(c.thinking, Thinking::Off);
+    assert!(c.show_thinking);
+    assert_eq!(c.watchdog, 120);
+    assert_eq!(c.retries, 3);
+    assert_eq!(c.max_turns, 100);
+    assert!(c.bash_tool);
+    assert_eq!(c.bash_timeout, 30);
+    assert!(c.edit_tools);
+    assert_eq!(c.max_output, 30000);
+    assert_eq!(c.preview_lines, 5);
+    assert_eq!(c.skills_dir, w.root.join("conf/mm/skills"));
+    assert_eq!(c.permissions, PermissionSetting::Allow);
+    assert_eq!(c.acp.permissions, PermissionSetting::Ask);
+    assert!(c.sessions.enabled);
+    assert_eq!(c.sessions.dir, w.root.join("data/mm/sessions"));
+    assert_eq!(c.compact.threshold, 0.8);
+    assert_eq!(c.compact.keep_recent, 4000);
+    assert_eq!(c.instructions, vec!["AGENTS.md".to_owned()]);
+    let servers: Vec<(&str, &str, Vec<&str>, Vec<&str>)> = c
+        .lsp
+        .servers
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.command.as_str(),
+                s.args.iter().map(String::as_str).collect(),
+                s.extensions.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        servers,
+        vec![
+            ("rust-analyzer", "rust-analyzer", vec![], vec![".rs"]),
+            ("gopls", "gopls", vec![], vec![".go"]),
+            (
+                "clangd",
+                "clangd",
+                vec![],
+                vec![".c", ".h", ".cc", ".cpp", ".hpp"]
+            ),
+            (
+                "pyright",
+                "pyright-langserver",
+                vec!["--stdio"],
+                vec![".py"]
+            ),
+            (
+                "typescript-language-server",
+                "typescript-language-server",
+                vec!["--stdio"],
+                vec![".ts", ".tsx", ".js", ".jsx"]
+            ),
+        ]
+    );
+    assert!(loaded.origins().all(|(_, o)| *o == Origin::Default));
+    assert_eq!(
+        *c,
+        Config::defaults_in(&BaseDirs::from_env(&w.sources.env).unwrap())
+    );
+}
+
+#[test]
+fn home_fallback_when_no_xdg_variables() {
+    let mut w = World::new();
+    w.sources.env.remove("XDG_CONFIG_HOME");
+    w.sources.env.remove("XDG_DATA_HOME");
+    write(&w.root.join("home/.config/mm/config.yaml"), "maxTurns: 7\n");
+    let loaded = w.load();
+    assert_eq!(loaded.config.max_turns, 7);
+    assert_eq!(
+        loaded.config.skills_dir,
+        w.root.join("home/.config/mm/skills")
+    );
+    assert_eq!(
+        loaded.config.sessions.dir,
+        w.root.join("home/.local/share/mm/sessions")
+    );
+}
+
+// ---------- layering ----------
+
+#[test]
+fn each_layer_wins_over_the_previous_one() {
+    let mut w = World::new();
+    let user = w.write_user(
+        "model: openai/gpt-5-mini\nmaxTurns: 5\nretries: 1\ncompact:\n  threshold: 0.5\n",
+    );
+    let loaded = w.load();
+    assert_eq!(loaded.config.model, "openai/gpt-5-mini");
+    assert_eq!(
+        loaded.origin("model"),
+        Some(&Origin::UserFile(user.clone()))
+    );
+    assert_eq!(loaded.config.compact.threshold, 0.5);
+    // a nested key set alone keeps its siblings' defaults
+    assert_eq!(loaded.config.compact.keep_recent, 4000);
+    assert_eq!(loaded.origin("compact.keepRecent"), Some(&Origin::Default));
+    assert_eq!(
+        loaded.origin("compact.threshold"),
+        Some(&Origin::UserFile(user.clone()))
+    );
+
+    let project = w.write_project("model: anthropic/claude-sonnet-4-5\nmaxTurns: 9\n");
+    let loaded = w.load();
+    assert_eq!(loaded.config.model, "anthropic/claude-sonnet-4-5");
+    assert_eq!(loaded.config.max_turns, 9);
+    assert_eq!(loaded.config.retries, 1);
+    assert_eq!(
+        loaded.origin("model"),
+        Some(&Origin::ProjectFile(project.clone()))
+    );
+    assert_eq!(
+        loaded.origin("retries"),
+        Some(&Origin::UserFile(user.clone()))
+    );
+
+    w.set_env("MM_MODEL", "gemini/gemini-2.5-flash");
+    let loaded = w.load();
+    assert_eq!(loaded.config.model, "gemini/gemini-2.5-flash");
+    assert_eq!(
+        loaded.origin("model"),
+        Some(&Origin::Env("MM_MODEL".into()))
+    );
+    assert_eq!(
+        loaded.origin("maxTurns"),
+        Some(&Origin::ProjectFile(project))
+    );
+
+    w.sources.flags.model = Some("ollama/llama3".into());
+    w.sources.flags.max_turns = Some(3);
+    let loaded = w.load();
+    assert_eq!(loaded.config.model, "ollama/llama3");
+    assert_eq!(loaded.config.max_turns, 3);
+    assert_eq!(
+        loaded.origin("model"),
+        Some(&Origin::Flag("--model".into()))
+    );
+    assert_eq!(
+        loaded.origin("maxTurns"),
+        Some(&Origin::Flag("--max-turns".into()))
+    );
+}
+
+#[test]
+fn base_url_env_beats_user_file_and_flag_beats_env() {
+    let mut w = World::new();
+    w.write_user("baseURL: http://file:1\n");
+    assert_eq!(w.load().config.base_url.as_deref(), Some("http://file:1"));
+    w.set_env("MM_BASE_URL", "http://env:2");
+    let loaded = w.load();
+    assert_eq!(loaded.config.base_url.as_deref(), Some("http://env:2"));
+    assert_eq!(
+        loaded.origin("baseURL"),
+        Some(&Origin::Env("MM_BASE_URL".into()))
+    );
+    w.sources.flags.base_url = Some("http://flag:3".into());
+    let loaded = w.load();
+    assert_eq!(loaded.config.base_url.as_deref(), Some("http://flag:3"));
+    assert_eq!(
+        loaded.origin("baseURL"),
+        Some(&Origin::Flag("--base-url".into()))
+    );
+}
+
+#[test]
+fn permissions_env_beats_user_file_and_flag_beats_env() {
+    let mut w = World::new();
+    w.write_user("permissions: ask\n");
+    assert_eq!(w.load().config.permissions, PermissionSetting::Ask);
+    w.set_env("MM_PERMISSIONS", "allow");
+    let loaded = w.load();
+    assert_eq!(loaded.config.permissions, PermissionSetting::Allow);
+    assert_eq!(
+        loaded.origin("permissions"),
+        Some(&Origin::Env("MM_PERMISSIONS".into()))
+    );
+    w.sources.flags.permissions = Some(PermissionSetting::Ask);
+    let loaded = w.load();
+    assert_eq!(loaded.config.permissions, PermissionSetting::Ask);
+    assert_eq!(
+        loaded.origin("permissions"),
+        Some(&Origin::Flag("--permissions".into()))
+    );
+}
+
+#[test]
+fn thinking_flag_beats_files() {
+    let mut w = World::new();
+    w.write_project("thinking: low\n");
+    assert_eq!(w.load().config.thinking, Thinking::Low);
+    w.sources.flags.thinking = Some(Thinking::High);
+    let loaded = w.load();
+    assert_eq!(loaded.config.thinking, Thinking::High);
+    assert_eq!(
+        loaded.origin("thinking"),
+        Some(&Origin::Flag("--thinking".into()))
+    );
+}
+
+#[test]
+fn lists_are_replaced_not_appended() {
+    let w = World::new();
+    w.write_user(
+        "lsp:\n  servers:\n    - name: pylsp\n      command: pylsp\n      extensions: [.py]\n",
+    );
+    let servers = w.load().config.lsp.servers;
+    assert_eq!(
+        servers,
+        vec![LspServer {
+            name: "pylsp".into(),
+            command: "pylsp".into(),
+            args: vec![],
+            extensions: vec![".py".into()],
+        }]
+    );
+}
+
+#[test]
+fn empty_files_and_empty_variables_change_nothing() {
+    let mut w = World::new();
+    w.write_user("");
+    w.write_project("# nothing here\n");
+    w.set_env("MM_MODEL", "");
+    let loaded = w.load();
+    assert_eq!(loaded.config.model, "ollama/qwen3:8b");
+    assert_eq!(loaded.origin("model"), Some(&Origin::Default));
+}
+
+#[test]
+fn mm_config_replaces_both_files() {
+    let mut w = World::new();
+    w.write_user("maxTurns: 5\nretries: 7\n");
+    w.write_project("maxTurns: 6\nthinking: high\n");
+    let chosen = write(
+        &w.root.join("elsewhere/mm.yaml"),
+        "model: openai/gpt-5\nbaseURL: https://proxy/v1\n",
+    );
+    w.set_env("MM_CONFIG", chosen.to_str().unwrap());
+    let loaded = w.load();
+    assert_eq!(loaded.config.model, "openai/gpt-5");
+    // trusted like the user's file: baseURL is allowed
+    assert_eq!(loaded.config.base_url.as_deref(), Some("https://proxy/v1"));
+    assert_eq!(loaded.config.max_turns, 100);
+    assert_eq!(loaded.config.retries, 3);
+    assert_eq!(loaded.config.thinking, Thinking::Off);
+    let origin = Origin::ChosenFile {
+        path: chosen.clone(),
+        via: "MM_CONFIG".into(),
+    };
+    assert_eq!(loaded.origin("model"), Some(&origin));
+    assert_eq!(
+        origin.to_string(),
+        format!("file {} (MM_CONFIG)", chosen.display())
+    );
+}
+
+#[test]
+fn config_flag_beats_mm_config_and_relative_paths_use_cwd() {
+    let mut w = World::new();
+    write(&w.root.join("a.yaml"), "maxTurns: 1\n");
+    write(&w.root.join("project/b.yaml"), "maxTurns: 2\n");
+    w.set_env("MM_CONFIG", w.root.join("a.yaml").to_str().unwrap());
+    assert_eq!(w.load().config.max_turns, 1);
+    w.sources.config_file = Some(PathBuf::from("b.yaml"));
+    let loaded = w.load();
+    assert_eq!(loaded.config.max_turns, 2);
+    assert_eq!(
+        loaded.origin("maxTurns"),
+        Some(&Origin::ChosenFile {
+            path: w.root.join("project/b.yaml"),
+            via: "--config".into(),
+        })
+    );
+}
+
+#[test]
+fn a_missing_chosen_file_is_an_error() {
+    let mut w = World::new();
+    let missing = w.root.join("nope.yaml");
+    w.set_env("MM_CONFIG", missing.to_str().unwrap());
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: cannot read the file: No such file or directory (os error 2)",
+            missing.display()
+        )
+    );
+}
+
+#[test]
+fn other_mm_variables_are_ignored() {
+    let mut w = World::new();
+    for (k, v) in [
+        ("MM_MAX_TURNS", "5"),
+        ("MM_THINKING", "high"),
+        ("MM_CONTEXT_WINDOW", "10"),
+        ("MM_ACP_PERMISSIONS", "allow"),
+        ("MM", "1"),
+    ] {
+        w.set_env(k, v);
+    }
+    let loaded = w.load();
+    assert_eq!(
+        loaded.config,
+        Config::defaults_in(&BaseDirs::from_env(&w.sources.env).unwrap())
+    );
+    assert!(loaded.origins().all(|(_, o)| *o == Origin::Default));
+}
+
+#[test]
+fn instructions_take_one_name_or_a_list() {
+    let w = World::new();
+    w.write_project("instructions: CONTRIBUTING.md\n");
+    assert_eq!(
+        w.load().config.instructions,
+        vec!["CONTRIBUTING.md".to_owned()]
+    );
+    w.write_project("instructions: [AGENTS.md, docs/../NOTES.md]\n");
+    assert_eq!(
+        w.load().config.instructions,
+        vec!["AGENTS.md".to_owned(), "docs/../NOTES.md".to_owned()]
+    );
+    // the user's own file may name files anywhere
+    fs::remove_file(w.project_file()).unwrap();
+    w.write_user("instructions: /home/me/ALWAYS.md\n");
+    assert_eq!(
+        w.load().config.instructions,
+        vec!["/home/me/ALWAYS.md".to_owned()]
+    );
+}
+
+#[test]
+fn tilde_in_directories_means_home() {
+    let w = World::new();
+    w.write_user("skillsDir: ~/my-skills\nsessions:\n  dir: ~/sessions\n");
+    let c = w.load().config;
+    assert_eq!(c.skills_dir, w.root.join("home/my-skills"));
+    assert_eq!(c.sessions.dir, w.root.join("home/sessions"));
+}
+
+#[test]
+fn keep_recent_is_capped_at_a_quarter_of_the_window() {
+    let w = World::new();
+    w.write_user("contextWindow: 8000\n");
+    let c = w.load().config;
+    assert_eq!(c.compact.keep_recent, 4000);
+    assert_eq!(c.keep_recent_tokens(), 2000);
+    w.write_user("contextWindow: 100000\ncompact: {keepRecent: 3000}\n");
+    assert_eq!(w.load().config.keep_recent_tokens(), 3000);
+}
+
+#[test]
+fn from_process_reads_this_process() {
+    let s = Sources::from_process(
+        "/some/cwd",
+        Some(PathBuf::from("x.yaml")),
+        Overrides::default(),
+    );
+    assert_eq!(s.cwd, PathBuf::from("/some/cwd"));
+    assert_eq!(s.config_file, Some(PathBuf::from("x.yaml")));
+    if let Ok(path) = std::env::var("PATH") {
+        assert_eq!(s.env.get("PATH"), Some(&path));
+    }
+    assert!(s.env.contains_key("HOME"));
+}
+
+// ---------- errors, with their exact texts ----------
+
+#[test]
+fn unknown_key() {
+    let w = World::new();
+    let p = w.write_project("maxTurn: 5\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: unknown key \"maxTurn\" (expected one of: {TOP_KEYS})",
+            p.display()
+        )
+    );
+}
+
+#[test]
+fn unknown_nested_key() {
+    let w = World::new();
+    let p = w.write_user("compact:\n  keep: 5\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: unknown key \"compact.keep\" (expected one of: threshold, keepRecent)",
+            p.display()
+        )
+    );
+}
+
+#[test]
+fn wrong_types() {
+    let w = World::new();
+    let cases = [
+        (
+            "maxTurns: ten\n",
+            "maxTurns: expected an unsigned integer, found a string \"ten\"",
+        ),
+        (
+            "retries: -1\n",
+            "retries: expected an unsigned integer, found an integer -1",
+        ),
+        (
+            "maxTurns: 2.5\n",
+            "maxTurns: expected an unsigned integer, found a number 2.5",
+        ),
+        (
+            "maxTurns: 5000000000\n",
+            "maxTurns: expected an unsigned integer no larger than 4294967295, found an integer 5000000000",
+        ),
+        (
+            "bashTool: yes\n",
+            "bashTool: expected true or false, found a string \"yes\"",
+        ),
+        ("model: 5\n", "model: expected a string, found an integer 5"),
+        ("model:\n", "model: expected a string, found nothing (null)"),
+        (
+            "compact: 3\n",
+            "compact: expected a mapping of keys to values, found an integer 3",
+        ),
+        (
+            "compact:\n  threshold: high\n",
+            "compact.threshold: expected a number, found a string \"high\"",
+        ),
+        (
+            "instructions: 5\n",
+            "instructions: expected a file name or a list of file names, found an integer 5",
+        ),
+        (
+            "instructions: [A.md, 5]\n",
+            "instructions[1]: expected a string, found an integer 5",
+        ),
+        (
+            "lsp:\n  servers:\n    - name: x\n      command: x\n      args: --stdio\n      extensions: [.x]\n",
+            "lsp.servers[0].args: expected a list, found a string \"--stdio\"",
+        ),
+        (
+            "lsp:\n  servers:\n    - name: x\n      extensions: [.x]\n",
+            "lsp.servers[0]: missing key \"command\"",
+        ),
+    ];
+    for (yaml, message) in cases {
+        let p = w.write_user(yaml);
+        assert_eq!(
+            w.error(),
+            format!("{}: {message}", p.display()),
+            "for {yaml:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_enum_values() {
+    let w = World::new();
+    let p = w.write_project("thinking: hgh\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: thinking: \"hgh\" is not one of off, on, low, medium, high",
+            p.display()
+        )
+    );
+    // a number is not taken as the n-th name
+    w.write_project("thinking: 1\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: thinking: expected one of off, on, low, medium, high, found an integer 1",
+            p.display()
+        )
+    );
+    let u = w.write_user("acp:\n  permissions: sometimes\n");
+    fs::remove_file(&p).unwrap();
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: acp.permissions: \"sometimes\" is not one of allow, ask",
+            u.display()
+        )
+    );
+}
+
+#[test]
+fn unreadable_file() {
+    let w = World::new();
+    // a directory where the file should be
+    fs::create_dir_all(w.user_file()).unwrap();
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: cannot read the file: Is a directory (os error 21)",
+            w.user_file().display()
+        )
+    );
+}
+
+#[test]
+fn yaml_syntax_errors_give_line_and_column() {
+    let w = World::new();
+    let p = w.write_user("model: ollama/x\nmaxTurns: [1, 2\n");
+    let err = load(&w.sources).unwrap_err();
+    match &err {
+        ConfigError::Syntax { line, column, .. } => {
+            assert_eq!(*line, Some(3));
+            assert_eq!(*column, Some(1));
+        }
+        other => panic!("not a syntax error: {other}"),
+    }
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: YAML syntax error at line 3, column 1: did not find expected ',' or ']', while parsing a flow sequence at line 2 column 11",
+            p.display()
+        )
+    );
+    let p = w.write_user("model: a/b\n  bad: indent\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: YAML syntax error at line 2, column 6: mapping values are not allowed in this context",
+            p.display()
+        )
+    );
+    let p = w.write_user("model: a/b\nmodel: c/d\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: YAML syntax error at line 1, column 1: duplicate entry with key \"model\"",
+            p.display()
+        )
+    );
+}
+
+#[test]
+fn max_output_below_200() {
+    let w = World::new();
+    let p = w.write_project("maxOutput: 199\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: maxOutput: expected at least 200, found 199",
+            p.display()
+        )
+    );
+    w.write_project("maxOutput: 200\n");
+    assert_eq!(w.load().config.max_output, 200);
+}
+
+#[test]
+fn bad_compact_threshold() {
+    let w = World::new();
+    for (value, shown) in [("1.5", "1.5"), ("0", "0"), ("-0.2", "-0.2")] {
+        let p = w.write_user(&format!("compact:\n  threshold: {value}\n"));
+        assert_eq!(
+            w.error(),
+            format!(
+                "{}: compact.threshold: expected a number above 0 and at most 1, found {shown}",
+                p.display()
+            )
+        );
+    }
+    w.write_user("compact:\n  threshold: 1\n");
+    assert_eq!(w.load().config.compact.threshold, 1.0);
+}
+
+#[test]
+fn zero_context_window() {
+    let w = World::new();
+    let p = w.write_user("contextWindow: 0\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: contextWindow: expected at least 1, found 0",
+            p.display()
+        )
+    );
+}
+
+#[test]
+fn model_without_provider_in_each_source() {
+    let mut w = World::new();
+    let p = w.write_user("model: qwen3\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: model: expected PROVIDER/MODEL (e.g. ollama/qwen3:8b), found \"qwen3\"",
+            p.display()
+        )
+    );
+    fs::remove_file(&p).unwrap();
+    w.set_env("MM_MODEL", "gpt-4o");
+    assert_eq!(
+        w.error(),
+        "MM_MODEL: expected PROVIDER/MODEL (e.g. ollama/qwen3:8b), found \"gpt-4o\""
+    );
+    w.sources.env.remove("MM_MODEL");
+    w.sources.flags.model = Some("ollama/".into());
+    assert_eq!(
+        w.error(),
+        "--model: expected PROVIDER/MODEL (e.g. ollama/qwen3:8b), found \"ollama/\""
+    );
+}
+
+#[test]
+fn bad_base_url() {
+    let mut w = World::new();
+    let p = w.write_user("baseURL: localhost:8080\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: baseURL: expected an http:// or https:// address, found \"localhost:8080\"",
+            p.display()
+        )
+    );
+    fs::remove_file(&p).unwrap();
+    w.set_env("MM_BASE_URL", "ftp://me:hunter2@host");
+    assert_eq!(
+        w.error(),
+        "MM_BASE_URL: expected an http:// or https:// address, found \"ftp://me:***@host\""
+    );
+}
+
+#[test]
+fn bad_mm_permissions_names_the_variable() {
+    let mut w = World::new();
+    w.set_env("MM_PERMISSIONS", "sometimes");
+    assert_eq!(
+        w.error(),
+        "MM_PERMISSIONS: \"sometimes\" is not one of allow, ask"
+    );
+}
+
+#[test]
+fn a_bad_value_is_an_error_even_when_overridden_later() {
+    let w = World::new();
+    let u = w.write_user("maxTurns: ten\n");
+    w.write_project("maxTurns: 10\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: maxTurns: expected an unsigned integer, found a string \"ten\"",
+            u.display()
+        )
+    );
+}
+
+// ---------- the untrusted project file ----------
+
+#[test]
+fn forbidden_project_keys() {
+    let w = World::new();
+    let user = w.user_file();
+    let cases = [
+        ("baseURL: http://evil:1\n", "baseURL"),
+        ("apiKeyEnv: HOME\n", "apiKeyEnv"),
+        ("lsp:\n  servers: []\n", "lsp.servers"),
+        ("permissions: allow\n", "permissions"),
+        ("acp:\n  permissions: allow\n", "acp.permissions"),
+        ("skillsDir: /tmp/skills\n", "skillsDir"),
+        ("sessions:\n  dir: /tmp/s\n", "sessions.dir"),
+        ("sessions:\n  enabled: false\n", "sessions.enabled"),
+        // the value's type does not matter: the key is refused first
+        ("permissions: whatever\n", "permissions"),
+    ];
+    for (yaml, key) in cases {
+        let p = w.write_project(yaml);
+        assert_eq!(
+            w.error(),
+            format!(
+                "{}: {key} may not be set in a project file; set it in {}",
+                p.display(),
+                user.display()
+            ),
+            "for {yaml:?}"
+        );
+    }
+}
+
+#[test]
+fn forbidden_key_message_shows_home_as_tilde() {
+    let mut w = World::new();
+    w.sources.env.remove("XDG_CONFIG_HOME");
+    let p = w.write_project("model: ollama/x\npermissions: allow\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: permissions may not be set in a project file; set it in ~/.config/mm/config.yaml",
+            p.display()
+        )
+    );
+}
+
+#[test]
+fn every_allowed_project_key_is_accepted() {
+    let w = World::new();
+    w.write_project(
+        "model: openai/gpt-5\ncontextWindow: 1000\nmaxTokens: 10\nthinking: medium\nshowThinking: false\n\
+         watchdog: 9\nretries: 0\nmaxTurns: 4\nbashTool: false\neditTools: false\nmaxOutput: 500\n\
+         previewLines: 2\nbashTimeout: 8\ncompact:\n  threshold: 0.9\n  keepRecent: 100\ninstructions: [A.md]\n",
+    );
+    let c = w.load().config;
+    assert_eq!(c.model, "openai/gpt-5");
+    assert_eq!(c.context_window, 1000);
+    assert_eq!(c.max_tokens, 10);
+    assert_eq!(c.thinking, Thinking::Medium);
+    assert!(!c.show_thinking);
+    assert_eq!(c.watchdog, 9);
+    assert_eq!(c.retries, 0);
+    assert_eq!(c.max_turns, 4);
+    assert!(!c.bash_tool);
+    assert!(!c.edit_tools);
+    assert_eq!(c.max_output, 500);
+    assert_eq!(c.preview_lines, 2);
+    assert_eq!(c.bash_timeout, 8);
+    assert_eq!(c.compact.threshold, 0.9);
+    assert_eq!(c.compact.keep_recent, 100);
+    assert_eq!(c.instructions, vec!["A.md".to_owned()]);
+}
+
+#[test]
+fn project_instructions_may_not_leave_the_project() {
+    let w = World::new();
+    for name in ["../secret.md", "/etc/passwd", "docs/../../x.md"] {
+        let p = w.write_project(&format!("instructions: [AGENTS.md, \"{name}\"]\n"));
+        assert_eq!(
+            w.error(),
+            format!(
+                "{}: instructions: \"{name}\" is outside the project (a project file may name only files inside it)",
+                p.display()
+            )
+        );
+    }
+}
+
+// ---------- --print-config ----------
+
+fn line<'a>(printed: &'a str, key: &str) -> &'a str {
+    printed
+        .lines()
+        .find(|l| l.split(" = ").next().map(str::trim_end) == Some(key))
+        .unwrap_or_else(|| panic!("no line for {key} in:\n{printed}"))
+}
+
+#[test]
+fn print_lists_every_key_with_value_and_origin() {
+    let mut w = World::new();
+    let user = w.write_user("maxTurns: 7\ncompact:\n  threshold: 0.5\n");
+    let project = w.write_project("thinking: high\n");
+    w.set_env("MM_MODEL", "openai/gpt-5-mini");
+    w.sources.flags.permissions = Some(PermissionSetting::Ask);
+    let printed = w.load().print();
+    assert_eq!(printed.lines().count(), mm_config::KEYS.len());
+    for key in mm_config::KEYS {
+        line(&printed, key);
+    }
+    assert_eq!(
+        line(&printed, "model"),
+        "model              = openai/gpt-5-mini  # env MM_MODEL"
+    );
+    assert_eq!(
+        line(&printed, "maxTurns"),
+        format!("maxTurns           = 7  # user file {}", user.display())
+    );
+    assert_eq!(
+        line(&printed, "compact.threshold"),
+        format!("compact.threshold  = 0.5  # user file {}", user.display())
+    );
+    assert_eq!(
+        line(&printed, "compact.keepRecent"),
+        "compact.keepRecent = 4000  # default"
+    );
+    assert_eq!(
+        line(&printed, "thinking"),
+        format!(
+            "thinking           = high  # project file {}",
+            project.display()
+        )
+    );
+    assert_eq!(
+        line(&printed, "permissions"),
+        "permissions        = ask  # flag --permissions"
+    );
+    assert_eq!(
+        line(&printed, "instructions"),
+        "instructions       = AGENTS.md  # default"
+    );
+    assert_eq!(
+        line(&printed, "lsp.servers"),
+        "lsp.servers        = rust-analyzer (.rs); gopls (.go); clangd (.c .h .cc .cpp .hpp); \
+         pyright: pyright-langserver --stdio (.py); \
+         typescript-language-server --stdio (.ts .tsx .js .jsx)  # default"
+    );
+    assert_eq!(
+        line(&printed, "baseURL"),
+        "baseURL            = (the provider's default)  # default"
+    );
+    // openai's own key variable, not set in this environment
+    assert_eq!(
+        line(&printed, "apiKeyEnv"),
+        "apiKeyEnv          = OPENAI_API_KEY (not set)  # default"
+    );
+}
+
+#[test]
+fn print_masks_secrets() {
+    let mut w = World::new();
+    let user = w.write_user("model: openai-compatible/llama\nbaseURL: https://me:hunter2@proxy:8443/v1?api_key=abc123\napiKeyEnv: MY_PROXY_KEY\n");
+    w.set_env("MY_PROXY_KEY", "sk-topsecret-value");
+    let printed = w.load().print();
+    assert!(!printed.contains("hunter2"), "{printed}");
+    assert!(!printed.contains("abc123"), "{printed}");
+    assert!(!printed.contains("sk-topsecret-value"), "{printed}");
+    assert_eq!(
+        line(&printed, "baseURL"),
+        format!(
+            "baseURL            = https://me:***@proxy:8443/v1?api_key=***  # user file {}",
+            user.display()
+        )
+    );
+    assert_eq!(
+        line(&printed, "apiKeyEnv"),
+        format!(
+            "apiKeyEnv          = MY_PROXY_KEY (set)  # user file {}",
+            user.display()
+        )
+    );
+    w.sources.env.remove("MY_PROXY_KEY");
+    let printed = w.load().print();
+    assert!(
+        line(&printed, "apiKeyEnv").starts_with("apiKeyEnv          = MY_PROXY_KEY (not set)  # ")
+    );
+}
+
+#[test]
+fn print_shows_a_keyless_provider_and_the_keep_recent_cap() {
+    let w = World::new();
+    w.write_user("contextWindow: 8000\n");
+    let printed = w.load().print();
+    assert_eq!(
+        line(&printed, "apiKeyEnv"),
+        "apiKeyEnv          = (none: this provider takes no key)  # default"
+    );
+    assert_eq!(
+        line(&printed, "compact.keepRecent"),
+        "compact.keepRecent = 4000 (capped at 2000, a quarter of contextWindow)  # default"
+    );
+}
