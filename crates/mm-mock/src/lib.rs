@@ -2,7 +2,20 @@
 //! tests and for `mm-repl --demo`. Serves OpenAI, Ollama, Anthropic and
 //! Gemini wire formats from a script of replies, misbehaves on demand, and
 //! records every request. Depends on no mm crate.
+//!
+//! It must never listen beyond 127.0.0.1, never reach the network, and
+//! never hold a whole runaway in memory: bodies are played lazily and stop
+//! when the client hangs up.
 
+mod anthropic;
+mod demo;
+mod gemini;
+mod ollama;
+mod openai;
+mod render;
 pub mod script;
+mod server;
 
+pub use demo::demo_script;
 pub use script::*;
+pub use server::{MockServer, Options};

@@ -81,3 +81,103 @@ pub struct Recorded {
     /// The body parsed as JSON (`Null` when it was not JSON).
     pub body: serde_json::Value,
 }
+
+impl Reply {
+    /// A streamed reply made of these steps.
+    pub fn stream(steps: Vec<Step>) -> Reply {
+        Reply::Stream { steps }
+    }
+
+    /// A reply that is one piece of answer text.
+    pub fn text(text: impl Into<String>) -> Reply {
+        Reply::Stream {
+            steps: vec![Step::text(text)],
+        }
+    }
+
+    /// A reply that is one complete tool call (index 0).
+    pub fn tool_call(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Reply {
+        Reply::Stream {
+            steps: vec![Step::ToolCall {
+                index: 0,
+                id: Some(id.into()),
+                name: name.into(),
+                arguments: arguments.into(),
+            }],
+        }
+    }
+
+    /// An HTTP error without `Retry-After`.
+    pub fn status(status: u16, message: impl Into<String>) -> Reply {
+        Reply::Status {
+            status,
+            retry_after: None,
+            message: message.into(),
+        }
+    }
+
+    /// An HTTP error with a `Retry-After` header of `seconds`.
+    pub fn retry_after(status: u16, seconds: u64, message: impl Into<String>) -> Reply {
+        Reply::Status {
+            status,
+            retry_after: Some(seconds),
+            message: message.into(),
+        }
+    }
+}
+
+impl Step {
+    /// A chunk of answer text.
+    pub fn text(text: impl Into<String>) -> Step {
+        Step::Text { text: text.into() }
+    }
+
+    /// A chunk of reasoning without a signature.
+    pub fn reasoning(text: impl Into<String>) -> Step {
+        Step::Reasoning {
+            text: text.into(),
+            signature: None,
+        }
+    }
+
+    /// A tool call begins, with an id.
+    pub fn tool_start(index: usize, id: impl Into<String>, name: impl Into<String>) -> Step {
+        Step::ToolStart {
+            index,
+            id: Some(id.into()),
+            name: name.into(),
+        }
+    }
+
+    /// A fragment of the arguments of tool call `index`.
+    pub fn tool_args(index: usize, fragment: impl Into<String>) -> Step {
+        Step::ToolArgs {
+            index,
+            fragment: fragment.into(),
+        }
+    }
+
+    /// Send nothing for `millis` milliseconds.
+    pub fn stall(millis: u64) -> Step {
+        Step::Stall { millis }
+    }
+
+    /// A raw line written verbatim into the stream.
+    pub fn raw(line: impl Into<String>) -> Step {
+        Step::Raw { line: line.into() }
+    }
+}
+
+impl Recorded {
+    /// The first value of header `name` (give it lower-cased).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
