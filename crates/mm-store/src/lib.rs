@@ -1,2 +1,20 @@
-//! mm-store: per-project session files on disk, written whole and
-//! atomically. It never knows a front end.
+//! mm-store: per-project session files on disk, `<dir>/<project>/<id>.json`,
+//! written whole and atomically, locked while a process holds them, with key
+//! values redacted. A file that cannot be read is reported, never silently
+//! overwritten.
+//!
+//! It knows the engine's message types and nothing of any front end: it
+//! never prints and never decides what a session means.
+
+mod data;
+mod error;
+mod fsio;
+mod project;
+mod redact;
+mod store;
+
+pub use data::{Compaction, SessionData, TurnError, VERSION, title_from};
+pub use error::StoreError;
+pub use project::project_folder_name;
+pub use redact::REDACTED;
+pub use store::{Listing, Session, SessionInfo, Store};

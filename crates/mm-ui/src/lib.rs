@@ -1,8 +1,15 @@
 //! mm-ui: the `Sink` every front end supplies, the events it receives, where
-//! human output goes, the spinner and the clipboard.
+//! human output goes (stdout, or stderr in ACP mode), the spinner and the
+//! clipboard.
 //!
 //! It knows no protocol, no provider and no widget.
 
+pub mod clipboard;
+pub mod output;
 pub mod sink;
+pub mod spinner;
 
+pub use clipboard::{ClipboardEnv, ClipboardError, Copied, Method, copy, copy_to_clipboard};
+pub use output::{Mode, Output, Stream};
 pub use sink::*;
+pub use spinner::Spinner;

@@ -1,0 +1,137 @@
+//! The contents of a session file. The JSON shape is the on-disk format:
+//! renaming a field here needs a new `VERSION`.
+
+use std::path::PathBuf;
+
+use mm_engine::Message;
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+/// The session format this crate writes and reads.
+pub const VERSION: u32 = 1;
+
+/// Longest title, in characters, before it is shortened with `…`.
+const TITLE_MAX: usize = 60;
+
+/// One session as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionData {
+    pub version: u32,
+    pub id: String,
+    /// The project's absolute path.
+    pub cwd: PathBuf,
+    /// The first question, shortened (see [`title_from`]).
+    pub title: String,
+    pub model: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    pub updated_at: OffsetDateTime,
+    /// The history, compacted or not: what a resumed session continues from.
+    pub messages: Vec<Message>,
+    #[serde(default)]
+    pub compactions: Vec<Compaction>,
+    #[serde(default)]
+    pub errors: Vec<TurnError>,
+}
+
+/// A compaction of the history (context-compression.md step 4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compaction {
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    /// How many messages the summary replaced.
+    pub replaced: usize,
+    pub summary: String,
+}
+
+/// An error that ended a turn (the loop detector's stop, a dead server …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnError {
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
+    /// Where it happened, e.g. `generation`.
+    #[serde(rename = "where")]
+    pub place: String,
+    pub message: String,
+}
+
+impl SessionData {
+    pub(crate) fn new(id: String, cwd: PathBuf, model: &str) -> Self {
+        let now = OffsetDateTime::now_utc();
+        SessionData {
+            version: VERSION,
+            id,
+            cwd,
+            title: String::new(),
+            model: model.to_string(),
+            created_at: now,
+            updated_at: now,
+            messages: Vec::new(),
+            compactions: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// The first question of the history, if any.
+    pub fn first_question(&self) -> Option<&str> {
+        self.messages.iter().find_map(|m| match m {
+            Message::User { content } => Some(content.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// A session title from a question: its first non-empty line, trimmed, cut
+/// to 60 characters with `…` so that a list of sessions stays one line each.
+pub fn title_from(question: &str) -> String {
+    let line = question
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    if line.chars().count() <= TITLE_MAX {
+        return line.to_string();
+    }
+    let mut title: String = line.chars().take(TITLE_MAX - 1).collect();
+    title.truncate(title.trim_end().len());
+    title.push('…');
+    title
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn title_is_the_first_line_trimmed() {
+        assert_eq!(title_from("\n  fix the build  \nplease"), "fix the build");
+        assert_eq!(title_from(""), "");
+    }
+
+    #[test]
+    fn long_titles_are_cut_with_an_ellipsis() {
+        let q = "é".repeat(100);
+        let t = title_from(&q);
+        assert_eq!(t.chars().count(), 60);
+        assert!(t.ends_with('…'));
+        assert_eq!(t, format!("{}…", "é".repeat(59)));
+        let exact = "a".repeat(60);
+        assert_eq!(title_from(&exact), exact);
+    }
+
+    #[test]
+    fn errors_serialise_with_the_where_key() {
+        let e = TurnError {
+            at: time::macros::datetime!(2026-01-02 03:04:05 UTC),
+            place: "generation".into(),
+            message: "stop".into(),
+        };
+        let json = serde_json::to_string(&e).unwrap();
+        assert_eq!(
+            json,
+            r#"{"at":"2026-01-02T03:04:05Z","where":"generation","message":"stop"}"#
+        );
+    }
+}

@@ -1,0 +1,54 @@
+//! What can go wrong with a session file. Every variant names the session or
+//! the path, so a front end can print it as is.
+
+use std::path::PathBuf;
+
+/// Errors of the session store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Another process holds the session's lock (decisions.md 4).
+    #[error("session {id} is in use by another mm process")]
+    InUse { id: String },
+
+    /// No file for this id in the project's folder.
+    #[error("session {id} not found in {}", dir.display())]
+    NotFound { id: String, dir: PathBuf },
+
+    /// The id cannot name a session file (it would escape the folder).
+    #[error("invalid session id {id:?}")]
+    InvalidId { id: String },
+
+    /// The file is half-written, hand-edited or not a session at all.
+    #[error("session file {} is corrupt: {reason}", path.display())]
+    Corrupt { path: PathBuf, reason: String },
+
+    /// A file written by a newer (or unknown) format.
+    #[error("session file {} has format version {found}; this mm reads version {}", path.display(), crate::VERSION)]
+    Version { path: PathBuf, found: u64 },
+
+    /// The file on disk is not the one this session loaded or last wrote:
+    /// writing would destroy someone else's change.
+    #[error("session file {} changed on disk since it was loaded; not overwriting it", path.display())]
+    Changed { path: PathBuf },
+
+    /// The file system refused.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The session could not be encoded (e.g. a path that is not UTF-8).
+    #[error("session {id} cannot be encoded: {reason}")]
+    Encode { id: String, reason: String },
+}
+
+impl StoreError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        StoreError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
