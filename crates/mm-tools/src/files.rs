@@ -1,1 +1,204 @@
-//! (being written)
+//! The file tools: `read_file`, `write_file`, `edit_file`.
+//!
+//! Paths are relative to the call's `cwd` (absolute ones allowed) and every
+//! message names the path as the model gave it. Writes are previewed in
+//! `plan` (the diff), then `run` checks that the file did not change on disk
+//! since, and replaces it atomically (temp file in the same folder, fsync,
+//! rename) keeping its mode; a symlink stays a symlink and its target is
+//! written (decisions.md 7, 12). The editing rules live in `mm-fileedit`.
+
+mod disk;
+mod edit;
+mod read;
+mod write;
+
+pub use edit::EditFile;
+pub use read::ReadFile;
+pub use write::WriteFile;
+
+use std::any::Any;
+use std::path::{Component, Path, PathBuf};
+
+use mm_ui::{FileChange, ToolKind};
+use serde::de::DeserializeOwned;
+
+use crate::tool::{Plan, invalid_args};
+use disk::Pending;
+
+/// What the model gets when the user refuses a write (decisions.md 8).
+const REJECTED: &str = "[edit rejected by the user]";
+
+/// Contents above this are left out of the previewed change (decisions.md 20).
+const PREVIEW_LIMIT: usize = 1 << 20;
+
+fn missing(path: &str) -> String {
+    format!("{path} does not exist. Create it with write_file")
+}
+
+fn is_directory(path: &str) -> String {
+    format!("{path} is a directory")
+}
+
+fn not_utf8(path: &str) -> String {
+    format!("{path} is not UTF-8 text; write_file and edit_file only write text")
+}
+
+fn changed_on_disk(path: &str) -> String {
+    format!("{path} changed on disk since it was read; read it again")
+}
+
+fn unchanged(path: &str) -> String {
+    format!("{path} unchanged: the content is identical, nothing written")
+}
+
+fn io_failure(verb: &str, path: &str, err: &std::io::Error) -> String {
+    format!("cannot {verb} {path}: {err}")
+}
+
+/// A headline, then the diff on the lines below (none when it is empty).
+fn with_diff(headline: String, diff: &str) -> String {
+    if diff.is_empty() {
+        headline
+    } else {
+        format!("{headline}\n{diff}")
+    }
+}
+
+/// Like [`crate::parse_args`] but deserialises from the borrowed value, so
+/// a 50 MB `content` is copied once, not twice.
+fn parse<T: DeserializeOwned>(tool: &str, args: &serde_json::Value) -> Result<T, String> {
+    if !args.is_object() {
+        return Err(invalid_args(tool, "the arguments are not a JSON object"));
+    }
+    T::deserialize(args).map_err(|e| invalid_args(tool, &e.to_string()))
+}
+
+/// The path the model gave, resolved against `cwd` and cleaned of `.` and
+/// `..` (lexically: a symlink is followed only when the file is opened).
+fn absolute(cwd: &Path, path: &str) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in cwd.join(path).components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The change of a file over [`PREVIEW_LIMIT`]: the diff and a line count,
+/// no contents.
+fn large_change(abs: &Path, lines: usize, diff: &str) -> FileChange {
+    FileChange {
+        path: abs.display().to_string(),
+        old_text: None,
+        new_text: None,
+        diff: diff.to_string(),
+        too_large: true,
+        lines,
+    }
+}
+
+/// The change a front end shows while asking (decisions.md 7, 20).
+fn file_change(abs: &Path, old: Option<&str>, new: &str, diff: &str) -> FileChange {
+    let too_large = old.map_or(0, str::len) > PREVIEW_LIMIT || new.len() > PREVIEW_LIMIT;
+    if too_large {
+        return large_change(abs, mm_fileedit::line_count(new), diff);
+    }
+    FileChange {
+        path: abs.display().to_string(),
+        old_text: old.map(str::to_string),
+        new_text: Some(new.to_string()),
+        diff: diff.to_string(),
+        too_large: false,
+        lines: mm_fileedit::line_count(new),
+    }
+}
+
+/// What `plan` worked out for a write_file or edit_file call.
+struct Prepared {
+    abs: PathBuf,
+    change: Option<FileChange>,
+    outcome: Outcome,
+}
+
+/// Either a write to make, or a text to answer without writing (identical
+/// content, dry run).
+enum Outcome {
+    Text(String),
+    Write { pending: Pending, shown: String },
+}
+
+/// The plan of a write: kind Edit, permission asked only when something
+/// will be written; the outcome travels to `run` in the state.
+fn write_plan(title: String, prepared: Prepared) -> Plan {
+    let writes = matches!(prepared.outcome, Outcome::Write { .. });
+    Plan {
+        title,
+        kind: ToolKind::Edit,
+        locations: vec![prepared.abs.display().to_string()],
+        change: prepared.change,
+        rejection: writes.then_some(REJECTED),
+        echo: false,
+        state: Some(Box::new(prepared.outcome)),
+    }
+}
+
+/// Carry out a planned write. Without a usable state (a caller that built
+/// its own plan) it plans again through `replan`.
+async fn run_write(
+    state: Option<Box<dyn Any + Send + Sync>>,
+    replan: impl FnOnce() -> Result<Prepared, String> + Send + 'static,
+) -> String {
+    let outcome = match state.and_then(|s| s.downcast::<Outcome>().ok()) {
+        Some(outcome) => *outcome,
+        None => match blocking(replan).await {
+            Ok(p) => p.outcome,
+            Err(text) => return text,
+        },
+    };
+    match outcome {
+        Outcome::Text(text) => text,
+        Outcome::Write { pending, shown } => blocking(move || Ok(disk::commit(pending, &shown)))
+            .await
+            .unwrap_or_else(|text| text),
+    }
+}
+
+/// Run blocking file work off the async threads; a panic there becomes text.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| Err(format!("internal error: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absolute_cleans_dots_lexically() {
+        let cwd = Path::new("/work/p");
+        assert_eq!(absolute(cwd, "a/./b"), PathBuf::from("/work/p/a/b"));
+        assert_eq!(absolute(cwd, "../q/x"), PathBuf::from("/work/q/x"));
+        assert_eq!(absolute(cwd, "/etc/hosts"), PathBuf::from("/etc/hosts"));
+    }
+
+    #[test]
+    fn file_change_leaves_big_contents_out() {
+        let big = "x\n".repeat(PREVIEW_LIMIT);
+        let c = file_change(Path::new("/f"), Some("a\n"), &big, "@@");
+        assert!(c.too_large);
+        assert_eq!((c.old_text, c.new_text), (None, None));
+        assert_eq!(c.lines, PREVIEW_LIMIT);
+        let c = file_change(Path::new("/f"), None, "a\nb\n", "@@");
+        assert!(!c.too_large);
+        assert_eq!((c.old_text, c.new_text.as_deref()), (None, Some("a\nb\n")));
+        assert_eq!(c.lines, 2);
+    }
+}

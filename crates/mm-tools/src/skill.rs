@@ -1,1 +1,108 @@
-//! (being written)
+//! `read_skill`: the full markdown of one skill under `skillsDir`. The
+//! finding rules (flat file first, no traversal, no symlink escape) live in
+//! `mm-skills`; this tool only declares the catalogue and shapes the text.
+
+use std::path::PathBuf;
+
+use futures::future::BoxFuture;
+use mm_ui::ToolKind;
+use serde::Deserialize;
+
+use crate::tool::{Plan, Tool, ToolContext, ToolSpec, parse_args};
+
+const NAME: &str = "read_skill";
+
+/// The sentence before the catalogue in the tool's description.
+pub const DESCRIPTION: &str = "Read a skill: a markdown procedure for a kind of task. When a \
+                               task matches one of these skills, read it first and follow it. \
+                               Available skills:";
+
+/// The `read_skill` tool. Reads only: no permission, kind `read`.
+#[derive(Debug)]
+pub struct ReadSkill {
+    dir: PathBuf,
+    max_output: usize,
+    catalogue: String,
+}
+
+impl ReadSkill {
+    /// `None` when `skills_dir` holds no skill: the tool is then not
+    /// declared at all.
+    pub fn new(skills_dir: PathBuf, max_output: usize) -> Option<ReadSkill> {
+        let skills = mm_skills::discover(&skills_dir);
+        if skills.is_empty() {
+            return None;
+        }
+        Some(ReadSkill {
+            catalogue: mm_skills::catalogue(&skills),
+            dir: skills_dir,
+            max_output,
+        })
+    }
+
+    /// The base name asked for, or the unknown-name text.
+    fn find(&self, args: &serde_json::Value) -> Result<mm_skills::Skill, String> {
+        let a: Args = parse_args(NAME, args)?;
+        let name = mm_skills::base_name(&a.name);
+        mm_skills::find(&self.dir, name).ok_or_else(|| {
+            let names: Vec<String> = mm_skills::discover(&self.dir)
+                .into_iter()
+                .map(|s| s.name)
+                .collect();
+            format!(
+                "No skill named \"{name}\". Available skills: {}",
+                names.join(", ")
+            )
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    name: String,
+}
+
+impl Tool for ReadSkill {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: NAME.to_string(),
+            description: format!("{DESCRIPTION}\n{}", self.catalogue),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "Skill name, exactly as listed in the tool description."}
+                },
+                "required": ["name"]
+            }),
+        }
+    }
+
+    fn plan<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Plan, String>> {
+        Box::pin(async move {
+            let skill = self.find(args)?;
+            Ok(Plan::simple(skill.name, ToolKind::Read))
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        _plan: Plan,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, String> {
+        Box::pin(async move {
+            let skill = match self.find(args) {
+                Ok(s) => s,
+                Err(text) => return text,
+            };
+            match mm_skills::read(&skill) {
+                Ok(markdown) => crate::bash::fit(&markdown, "", self.max_output),
+                Err(e) => format!("cannot read skill \"{}\": {e}", skill.name),
+            }
+        })
+    }
+}

@@ -1,0 +1,293 @@
+//! The disk side of the file tools: following symlinks, reading what is
+//! there, and replacing a file atomically with its mode kept.
+
+use std::fs::{self, OpenOptions, Permissions};
+use std::io::{self, Read as _, Write as _};
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{changed_on_disk, io_failure};
+
+/// What a path holds.
+#[derive(Debug)]
+pub(super) enum Existing {
+    Missing,
+    Directory,
+    File { bytes: Vec<u8>, mode: u32 },
+}
+
+/// The file `path` finally names once every symlink on its last component
+/// is followed (it may not exist yet: a dangling link is written through).
+pub(super) fn follow(path: &Path) -> io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            Ok(_) => return Ok(p),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(p),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// Read what `target` holds now.
+pub(super) fn load(target: &Path) -> io::Result<Existing> {
+    let meta = match fs::metadata(target) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Existing::Missing),
+        Err(e) => return Err(e),
+    };
+    if meta.is_dir() {
+        return Ok(Existing::Directory);
+    }
+    let bytes = fs::read(target)?;
+    Ok(Existing::File {
+        bytes,
+        mode: meta.mode() & 0o7777,
+    })
+}
+
+/// What to write: a whole text (write_file), or the replacements of an
+/// edit spliced into `before` as it is written, so a 50 MB edit never
+/// builds a second copy of the file.
+pub(super) enum Content {
+    Whole(String),
+    Edited(mm_fileedit::Applied),
+}
+
+/// A write that `plan` prepared and `run` carries out.
+pub(super) struct Pending {
+    /// The file to replace (symlinks followed).
+    pub target: PathBuf,
+    /// The bytes `plan` saw; `None` when there was no file.
+    pub before: Option<Vec<u8>>,
+    /// The new content.
+    pub after: Content,
+    /// Mode to keep; `None` for a new file (created 0666 minus the umask).
+    pub mode: Option<u32>,
+    /// What the model gets once written.
+    pub output: String,
+}
+
+/// Write `pending` unless the file changed since it was planned
+/// (decisions.md 7). `shown` is the path as the model gave it.
+pub(super) fn commit(pending: Pending, shown: &str) -> String {
+    match unchanged_since(&pending.target, pending.before.as_deref()) {
+        Ok(true) => {}
+        Ok(false) => return changed_on_disk(shown),
+        Err(e) => return io_failure("read", shown, &e),
+    }
+    if pending.before.is_none()
+        && let Some(dir) = pending.target.parent()
+        && !dir.as_os_str().is_empty()
+        && let Err(e) = fs::create_dir_all(dir)
+    {
+        return io_failure("create the folders of", shown, &e);
+    }
+    let pieces: Vec<&[u8]> = match &pending.after {
+        Content::Whole(text) => vec![text.as_bytes()],
+        Content::Edited(applied) => {
+            let original = pending
+                .before
+                .as_deref()
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or("");
+            applied
+                .pieces(original)
+                .into_iter()
+                .map(str::as_bytes)
+                .collect()
+        }
+    };
+    match write_atomic(&pending.target, &pieces, pending.mode) {
+        Ok(()) => pending.output,
+        Err(e) => io_failure("write", shown, &e),
+    }
+}
+
+/// Whether `target` still holds exactly `before` (`None`: no file). Reads
+/// through a small buffer compared piece by piece: no second copy of a big
+/// file, and a size change is caught without reading at all.
+pub(super) fn unchanged_since(target: &Path, before: Option<&[u8]>) -> io::Result<bool> {
+    let meta = match fs::metadata(target) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(before.is_none()),
+        Err(e) => return Err(e),
+    };
+    let Some(before) = before else {
+        return Ok(false);
+    };
+    if meta.is_dir() || meta.len() != before.len() as u64 {
+        return Ok(false);
+    }
+    let mut file = fs::File::open(target)?;
+    let mut buf = vec![0u8; (1 << 20).min(before.len() + 1)];
+    let mut pos = 0;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(pos == before.len());
+        }
+        if pos + n > before.len() || buf[..n] != before[pos..pos + n] {
+            return Ok(false);
+        }
+        pos += n;
+    }
+}
+
+/// Removes the temporary file unless it was renamed into place.
+struct TempGuard(Option<PathBuf>);
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Replace `target` with the concatenation of `pieces`: a temp file in the same folder, synced,
+/// then renamed over it, so a reader sees the old file or the new one and
+/// never half of either. `mode` is applied exactly (the umask does not cut
+/// a kept mode); without it the file is created 0666 minus the umask.
+pub(super) fn write_atomic(target: &Path, pieces: &[&[u8]], mode: Option<u32>) -> io::Result<()> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = target
+        .file_name()
+        .ok_or_else(|| io::Error::other("no file name"))?
+        .to_string_lossy();
+    // Keep the temp name under NAME_MAX whatever the file's name.
+    let mut short = name.as_ref();
+    while short.len() > 200 {
+        let mut cut = short.len() - 1;
+        while !short.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        short = &short[..cut];
+    }
+    for _ in 0..100 {
+        let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{short}.{}.{seq}.mm-tmp", std::process::id()));
+        let mut file = match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode.unwrap_or(0o666))
+            .open(&tmp)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        };
+        let mut guard = TempGuard(Some(tmp.clone()));
+        // Buffered: an edit's pieces can be many small ones.
+        let mut out = io::BufWriter::with_capacity(1 << 16, &mut file);
+        for piece in pieces {
+            out.write_all(piece)?;
+        }
+        out.flush()?;
+        drop(out);
+        if let Some(mode) = mode {
+            file.set_permissions(Permissions::from_mode(mode))?;
+        }
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&tmp, target)?;
+        guard.0 = None;
+        // Make the rename itself durable; a failure here loses nothing.
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        return Ok(());
+    }
+    Err(io::Error::other("no free temporary file name"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn follow_resolves_chains_and_dangling_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::write(d.join("real"), "x").unwrap();
+        symlink("real", d.join("l1")).unwrap();
+        symlink(d.join("l1"), d.join("l2")).unwrap();
+        assert_eq!(follow(&d.join("l2")).unwrap(), d.join("real"));
+        symlink("nowhere", d.join("dangling")).unwrap();
+        assert_eq!(follow(&d.join("dangling")).unwrap(), d.join("nowhere"));
+        symlink("loop", d.join("loop")).unwrap();
+        assert!(follow(&d.join("loop")).is_err());
+    }
+
+    #[test]
+    fn unchanged_since_compares_the_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        assert!(unchanged_since(&f, None).unwrap());
+        assert!(!unchanged_since(&f, Some(b"")).unwrap());
+        let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        fs::write(&f, &big).unwrap();
+        assert!(unchanged_since(&f, Some(&big)).unwrap());
+        assert!(!unchanged_since(&f, None).unwrap());
+        // Same size, one byte different far into the file.
+        let mut other = big.clone();
+        other[2_500_000] ^= 1;
+        assert!(!unchanged_since(&f, Some(&other)).unwrap());
+        assert!(!unchanged_since(&f, Some(&big[..big.len() - 1])).unwrap());
+        fs::write(&f, "").unwrap();
+        assert!(unchanged_since(&f, Some(b"")).unwrap());
+        assert!(!unchanged_since(dir.path(), Some(b"")).unwrap());
+    }
+
+    #[test]
+    fn write_atomic_keeps_mode_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("f");
+        fs::write(&f, "old").unwrap();
+        fs::set_permissions(&f, Permissions::from_mode(0o751)).unwrap();
+        write_atomic(&f, &[b"ne", b"w"], Some(0o751)).unwrap();
+        assert_eq!(fs::read_to_string(&f).unwrap(), "new");
+        assert_eq!(fs::metadata(&f).unwrap().mode() & 0o7777, 0o751);
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn failed_rename_removes_the_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("sub");
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("inside"), "x").unwrap();
+        // Renaming a file over a non-empty directory fails.
+        assert!(write_atomic(&target, &[b"data"], None).is_err());
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn long_names_get_a_short_temp_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("é".repeat(120)); // 240 bytes
+        write_atomic(&f, &[b"ok"], None).unwrap();
+        assert_eq!(fs::read(&f).unwrap(), b"ok");
+    }
+}

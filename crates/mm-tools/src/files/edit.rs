@@ -1,0 +1,187 @@
+//! `edit_file`: exact replacements in an existing text file, all resolved
+//! against the original (rules in `mm-fileedit`); `dry_run` shows the
+//! result and writes nothing.
+
+use std::path::Path;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+
+use super::disk::{self, Content, Existing, Pending};
+use super::{
+    Outcome, PREVIEW_LIMIT, Prepared, absolute, blocking, file_change, io_failure, is_directory,
+    large_change, missing, not_utf8, parse, run_write, unchanged, with_diff, write_plan,
+};
+use crate::tool::{Plan, Tool, ToolContext, ToolSpec, invalid_args};
+
+const NAME: &str = "edit_file";
+
+/// The `edit_file` tool. Asks permission before writing, kind `edit`.
+#[derive(Debug, Default)]
+pub struct EditFile;
+
+impl EditFile {
+    pub fn new() -> Self {
+        EditFile
+    }
+}
+
+#[derive(Deserialize)]
+struct EditArg {
+    old: String,
+    new: String,
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    edits: Vec<EditArg>,
+    dry_run: Option<bool>,
+}
+
+impl Args {
+    fn parse(args: &serde_json::Value) -> Result<Args, String> {
+        let a: Args = parse(NAME, args)?;
+        if a.path.is_empty() {
+            return Err(invalid_args(NAME, "path is empty"));
+        }
+        Ok(a)
+    }
+}
+
+fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
+    let path = a.path;
+    let abs = absolute(cwd, &path);
+    let target = disk::follow(&abs).map_err(|e| io_failure("read", &path, &e))?;
+    let (bytes, mode) = match disk::load(&target).map_err(|e| io_failure("read", &path, &e))? {
+        Existing::Missing => return Err(missing(&path)),
+        Existing::Directory => return Err(is_directory(&path)),
+        Existing::File { bytes, mode } => (bytes, mode),
+    };
+    let original = String::from_utf8(bytes).map_err(|_| not_utf8(&path))?;
+    let edits: Vec<mm_fileedit::Edit> = a
+        .edits
+        .into_iter()
+        .map(|e| mm_fileedit::Edit::new(e.old, e.new))
+        .collect();
+    let n = edits.len();
+    let applied = mm_fileedit::apply(&original, &edits)
+        .map_err(|refusals| mm_fileedit::refusal_text(&refusals, &path, n))?;
+    let diff = &applied.diff;
+    let Some(first) = diff.first_line else {
+        return Ok(Prepared {
+            abs,
+            change: None,
+            outcome: Outcome::Text(unchanged(&path)),
+        });
+    };
+    let headline = format!(
+        "edited {path}: {n} edit(s), +{} -{} lines, first change at line {first}",
+        diff.added, diff.deleted
+    );
+    let output = with_diff(headline, &diff.text);
+    if a.dry_run.unwrap_or(false) {
+        return Ok(Prepared {
+            abs,
+            change: None,
+            outcome: Outcome::Text(format!("dry run: {output}")),
+        });
+    }
+    // Only a small file's new text is built, for the preview; a big one is
+    // left out of it anyway (decisions.md 20).
+    let new_len = original.len()
+        + applied
+            .replacements
+            .iter()
+            .map(|r| r.text.len())
+            .sum::<usize>()
+        - applied
+            .replacements
+            .iter()
+            .map(|r| r.range.len())
+            .sum::<usize>();
+    let change = if original.len().max(new_len) > PREVIEW_LIMIT {
+        large_change(
+            &abs,
+            mm_fileedit::line_count(&original) + diff.added - diff.deleted,
+            &diff.text,
+        )
+    } else {
+        file_change(&abs, Some(&original), &applied.text(&original), &diff.text)
+    };
+    Ok(Prepared {
+        abs,
+        change: Some(change),
+        outcome: Outcome::Write {
+            pending: Pending {
+                target,
+                before: Some(original.into_bytes()),
+                after: Content::Edited(applied),
+                mode: Some(mode),
+                output,
+            },
+            shown: path,
+        },
+    })
+}
+
+impl Tool for EditFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: NAME.to_string(),
+            description: "Replace exact text in an existing file. Each edit's old text must \
+                          appear exactly once in the file: include surrounding lines until it \
+                          is unique. All edits are resolved against the original file, never \
+                          one after another, and must not overlap; if any is refused nothing is \
+                          written. dry_run: true shows the diff without writing."
+                .to_string(),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Path of an existing file."},
+                    "edits": {
+                        "type": "array",
+                        "description": "Replacements, all resolved against the original file.",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "old": {"type": "string", "description": "Exact text to find, present exactly once."},
+                                "new": {"type": "string", "description": "Replacement; empty deletes the matched text."}
+                            },
+                            "required": ["old", "new"]
+                        }
+                    },
+                    "dry_run": {"type": "boolean", "default": false, "description": "Report what would change, write nothing."}
+                },
+                "required": ["path", "edits"]
+            }),
+        }
+    }
+
+    fn plan<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Plan, String>> {
+        Box::pin(async move {
+            let a = Args::parse(args)?;
+            let title = a.path.clone();
+            let cwd = ctx.cwd.clone();
+            let prepared = blocking(move || prepare(&cwd, a)).await?;
+            Ok(write_plan(title, prepared))
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        plan: Plan,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, String> {
+        Box::pin(async move {
+            let cwd = ctx.cwd.clone();
+            let parsed = Args::parse(args);
+            run_write(plan.state, move || prepare(&cwd, parsed?)).await
+        })
+    }
+}

@@ -1,0 +1,137 @@
+//! `write_file`: create or entirely replace a file with the content given,
+//! verbatim; answers a headline and the diff.
+
+use std::path::Path;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+
+use super::disk::{self, Content, Existing, Pending};
+use super::{
+    Outcome, Prepared, absolute, blocking, file_change, io_failure, is_directory, not_utf8, parse,
+    run_write, unchanged, with_diff, write_plan,
+};
+use crate::tool::{Plan, Tool, ToolContext, ToolSpec, invalid_args};
+
+const NAME: &str = "write_file";
+
+/// The `write_file` tool. Asks permission before writing, kind `edit`.
+#[derive(Debug, Default)]
+pub struct WriteFile;
+
+impl WriteFile {
+    pub fn new() -> Self {
+        WriteFile
+    }
+}
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+impl Args {
+    fn parse(args: &serde_json::Value) -> Result<Args, String> {
+        let a: Args = parse(NAME, args)?;
+        if a.path.is_empty() {
+            return Err(invalid_args(NAME, "path is empty"));
+        }
+        Ok(a)
+    }
+}
+
+/// Read what is there and work out the headline, the diff and the write.
+fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
+    let Args { path, content } = a;
+    let abs = absolute(cwd, &path);
+    let target = disk::follow(&abs).map_err(|e| io_failure("read", &path, &e))?;
+    let existing = disk::load(&target).map_err(|e| io_failure("read", &path, &e))?;
+    let (mode, old) = match existing {
+        Existing::Directory => return Err(is_directory(&path)),
+        Existing::Missing => (None, None),
+        Existing::File { bytes, mode } => {
+            let old = String::from_utf8(bytes).map_err(|_| not_utf8(&path))?;
+            (Some(mode), Some(old))
+        }
+    };
+    if old.as_deref() == Some(content.as_str()) {
+        return Ok(Prepared {
+            abs,
+            change: None,
+            outcome: Outcome::Text(unchanged(&path)),
+        });
+    }
+    let diff = mm_fileedit::diff(old.as_deref().unwrap_or(""), &content);
+    let headline = match &old {
+        None => format!(
+            "created {path} ({} lines)",
+            mm_fileedit::line_count(&content)
+        ),
+        Some(_) => format!("wrote {path}: +{} -{} lines", diff.added, diff.deleted),
+    };
+    let change = file_change(&abs, old.as_deref(), &content, &diff.text);
+    let output = with_diff(headline, &diff.text);
+    let before = old.map(String::into_bytes);
+    Ok(Prepared {
+        abs,
+        change: Some(change),
+        outcome: Outcome::Write {
+            pending: Pending {
+                target,
+                before,
+                after: Content::Whole(content),
+                mode,
+                output,
+            },
+            shown: path,
+        },
+    })
+}
+
+impl Tool for WriteFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: NAME.to_string(),
+            description: "Create a file, or entirely replace one, with content written \
+                          verbatim. Parent folders are created. Answers a headline and the diff \
+                          against the previous content."
+                .to_string(),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File path, relative to the working directory; parent directories are created."},
+                    "content": {"type": "string", "description": "The whole content of the file."}
+                },
+                "required": ["path", "content"]
+            }),
+        }
+    }
+
+    fn plan<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Plan, String>> {
+        Box::pin(async move {
+            let a = Args::parse(args)?;
+            let title = a.path.clone();
+            let cwd = ctx.cwd.clone();
+            let prepared = blocking(move || prepare(&cwd, a)).await?;
+            Ok(write_plan(title, prepared))
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        plan: Plan,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, String> {
+        Box::pin(async move {
+            let cwd = ctx.cwd.clone();
+            let parsed = Args::parse(args);
+            run_write(plan.state, move || prepare(&cwd, parsed?)).await
+        })
+    }
+}

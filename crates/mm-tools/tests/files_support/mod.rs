@@ -1,0 +1,97 @@
+//! Shared by the files*.rs and skill*.rs tests: a temp dir as the session
+//! root and bounded calls through the `Tool` trait.
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mm_tools::{PermissionMode, Permissions, Plan, Tool, ToolContext};
+use tokio_util::sync::CancellationToken;
+
+pub const REJECTED: &str = "[edit rejected by the user]";
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub ctx: ToolContext,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext {
+            cwd: dir.path().to_path_buf(),
+            sink: Arc::new(mm_ui::NullSink),
+            cancel: CancellationToken::new(),
+            permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
+        };
+        Env { dir, ctx }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn write(&self, rel: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.path(rel);
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).unwrap();
+        }
+        fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    pub fn read(&self, rel: &str) -> Vec<u8> {
+        fs::read(self.path(rel)).unwrap()
+    }
+
+    pub fn read_str(&self, rel: &str) -> String {
+        String::from_utf8(self.read(rel)).unwrap()
+    }
+
+    /// `plan`, bounded.
+    pub async fn plan(&self, tool: &dyn Tool, args: serde_json::Value) -> Result<Plan, String> {
+        tokio::time::timeout(Duration::from_secs(30), tool.plan(&args, &self.ctx))
+            .await
+            .expect("plan timed out")
+    }
+
+    /// `run` of a plan, bounded.
+    pub async fn run(&self, tool: &dyn Tool, args: serde_json::Value, plan: Plan) -> String {
+        tokio::time::timeout(Duration::from_secs(30), tool.run(&args, plan, &self.ctx))
+            .await
+            .expect("run timed out")
+    }
+
+    /// plan then run, as the toolbox does with permission granted: the
+    /// text the model gets either way.
+    pub async fn call(&self, tool: &dyn Tool, args: serde_json::Value) -> String {
+        match self.plan(tool, args.clone()).await {
+            Ok(plan) => self.run(tool, args, plan).await,
+            Err(text) => text,
+        }
+    }
+
+    /// Names in the temp dir (to check no temp file is left behind).
+    pub fn names(&self, rel: &str) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(self.path(rel))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+pub fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+/// The process umask, read without changing it.
+pub fn umask() -> u32 {
+    let status = fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+    u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
+}
