@@ -1,3 +1,27 @@
 //! mm-agent: the turn: system prompt, model, tools, history, compaction,
-//! the command table, mentions and the version. It never prints: it emits
-//! events into the turn's Sink.
+//! the command table, mentions and the version.
+//!
+//! Front ends (and other Rust programs) build an [`Agent`] from settings,
+//! send it questions with their own [`mm_ui::Sink`], and read its history.
+//! It never prints: everything a user sees travels as an event.
+
+pub mod agent;
+pub mod commands;
+pub mod compact;
+pub mod mention;
+pub mod prompt;
+pub mod tools;
+pub mod version;
+
+pub use agent::{Agent, AgentError, Collect, NOT_RUN, PermissionSource, TurnReport, list_sessions};
+pub use mm_store::SessionInfo;
+pub use mm_config as config;
+pub use mm_engine::{Message, ToolCall, Usage};
+pub use mm_ui as ui;
+pub use version::version;
+
+/// Kill every running tool process group (decisions.md 13). Front ends call
+/// it when mm ends: on exit, SIGTERM, SIGHUP, or ACP's stdin closing.
+pub fn shutdown() {
+    mm_tools::kill_all_running();
+}

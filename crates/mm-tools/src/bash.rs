@@ -1,1 +1,548 @@
-//! (being written)
+//! The `bash` tool: `bash -c <command>` in a new process group, stdout and
+//! stderr merged through one pipe (so in arrival order), bounded output, a
+//! timeout and cancellation that kill the whole group (decisions.md 13, 14,
+//! 15; tools-details.md "bash").
+//!
+//! Texts the model can get besides the command's output, each on its own
+//! line at the end:
+//! - `[exit code: exit status N]` / `[exit code: killed by signal N (NAME)]`
+//! - `[error: Ns timeout exceeded]`
+//! - `[error: cancelled by the user]` (the call was cancelled while running;
+//!   what ran so far comes first)
+//! - `[error: could not start bash: …]`
+//!
+//! Key values the tool is given are redacted while the output streams, so
+//! before truncation (decisions.md 3).
+
+mod output;
+
+use std::collections::HashSet;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use mm_ui::ToolKind;
+use serde::Deserialize;
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::time::Instant;
+
+use output::{Collector, LossyDecoder, Redactor};
+pub use output::{REDACTED, fit, omitted_marker, preview, redact};
+
+use crate::tool::{Plan, Tool, ToolContext, ToolSpec, parse_args};
+
+/// Environment variables that hold provider keys; never passed to a command
+/// (decisions.md 3). Configured `apiKeyEnv` names are added to these.
+pub const KEY_VARS: [&str; 4] = [
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+];
+
+/// What a refused command gives the model (decisions.md 8).
+pub const REJECTED: &str = "[command rejected by the user]";
+
+/// The last line of a command cancelled while it ran.
+pub const CANCELLED: &str = "[error: cancelled by the user]";
+
+/// How long output still buffered by the group is read after `bash` exits.
+const DRAIN: Duration = Duration::from_millis(100);
+
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The settings `bash` runs with.
+#[derive(Debug, Clone)]
+pub struct BashSettings {
+    /// `bashTimeout`.
+    pub timeout: Duration,
+    /// `maxOutput`, in characters.
+    pub max_output: usize,
+    /// Names of further environment variables to strip (the configured
+    /// `apiKeyEnv`s).
+    pub secrets_env: Vec<String>,
+    /// Key values to replace by `[redacted]` before truncation.
+    pub secrets: Vec<String>,
+}
+
+impl Default for BashSettings {
+    /// The defaults of config.md: 30 s, 30000 characters.
+    fn default() -> Self {
+        BashSettings {
+            timeout: Duration::from_secs(30),
+            max_output: 30_000,
+            secrets_env: Vec::new(),
+            secrets: Vec::new(),
+        }
+    }
+}
+
+/// The process groups of running commands, so that mm can kill them all
+/// when it ends (decisions.md 13). Cloning shares the set.
+#[derive(Debug, Clone, Default)]
+pub struct ProcessRegistry {
+    groups: Arc<Mutex<HashSet<i32>>>,
+}
+
+impl ProcessRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The registry [`Bash::new`] uses. Process-wide on purpose: ending the
+    /// process must reach every session's commands.
+    pub fn global() -> &'static ProcessRegistry {
+        static GLOBAL: OnceLock<ProcessRegistry> = OnceLock::new();
+        GLOBAL.get_or_init(ProcessRegistry::new)
+    }
+
+    /// Ids of the groups now running.
+    pub fn running(&self) -> Vec<i32> {
+        let mut ids: Vec<i32> = self.lock().iter().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// SIGKILL every running group; returns how many there were. Safe to
+    /// call from a SIGTERM task, an exit path or a panic hook.
+    pub fn kill_all(&self) -> usize {
+        let ids: Vec<i32> = self.lock().drain().collect();
+        for &pgid in &ids {
+            kill_group(pgid);
+        }
+        ids.len()
+    }
+
+    fn insert(&self, pgid: i32) {
+        self.lock().insert(pgid);
+    }
+
+    fn remove(&self, pgid: i32) {
+        self.lock().remove(&pgid);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<i32>> {
+        // A panic elsewhere must not stop us from killing children.
+        self.groups.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Kill every command group started through [`ProcessRegistry::global`]
+/// (mm-repl, mm-tui and mm-acp call it when they end).
+pub fn kill_all_running() -> usize {
+    ProcessRegistry::global().kill_all()
+}
+
+fn kill_group(pgid: i32) {
+    // Never 0 or 1: killpg(0) is our own group, -1/1 would be everything.
+    if pgid > 1 {
+        // SAFETY: killpg has no memory effects; a stale id gives ESRCH.
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Kills and unregisters the group when dropped, so that a call whose
+/// future is dropped (turn aborted) leaves nothing running.
+struct GroupGuard {
+    pgid: i32,
+    registry: ProcessRegistry,
+    done: bool,
+}
+
+impl GroupGuard {
+    fn new(pgid: i32, registry: ProcessRegistry) -> Self {
+        registry.insert(pgid);
+        GroupGuard {
+            pgid,
+            registry,
+            done: false,
+        }
+    }
+
+    fn kill(&mut self) {
+        if !self.done {
+            kill_group(self.pgid);
+            self.registry.remove(self.pgid);
+            self.done = true;
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[derive(Deserialize)]
+struct BashArgs {
+    command: String,
+}
+
+/// The `bash` tool.
+#[derive(Debug, Clone)]
+pub struct Bash {
+    settings: BashSettings,
+    registry: ProcessRegistry,
+}
+
+/// How the wait for `bash` ended.
+enum End {
+    Exited(io::Result<ExitStatus>),
+    TimedOut,
+    Cancelled,
+}
+
+impl Bash {
+    /// A `bash` tool whose groups go into [`ProcessRegistry::global`].
+    pub fn new(settings: BashSettings) -> Self {
+        Self::with_registry(settings, ProcessRegistry::global().clone())
+    }
+
+    pub fn with_registry(settings: BashSettings, registry: ProcessRegistry) -> Self {
+        Bash { settings, registry }
+    }
+
+    /// Run `command` in `ctx.cwd` and return the text the model receives.
+    pub async fn execute(&self, command: &str, ctx: &ToolContext) -> String {
+        let max = self.settings.max_output;
+        let (reader, mut child) = match self.spawn(command, ctx) {
+            Ok(started) => started,
+            Err(e) => return fit("", &format!("[error: could not start bash: {e}]"), max),
+        };
+        let Some(pid) = child.id() else {
+            return fit("", "[error: could not start bash: no process id]", max);
+        };
+        let mut guard = GroupGuard::new(pid as i32, self.registry.clone());
+        let mut rx = match pipe::Receiver::from_owned_fd(reader) {
+            Ok(rx) => Some(rx),
+            Err(e) => {
+                tracing::warn!("bash: cannot read the output pipe: {e}");
+                None
+            }
+        };
+
+        let mut sink = OutputSink::new(max, &self.settings.secrets);
+        let mut buf = vec![0u8; READ_CHUNK];
+        let deadline = Instant::now() + self.settings.timeout;
+        let end = loop {
+            tokio::select! {
+                biased;
+                _ = ctx.cancel.cancelled() => break End::Cancelled,
+                status = child.wait() => break End::Exited(status),
+                _ = tokio::time::sleep_until(deadline) => break End::TimedOut,
+                read = read_some(&mut rx, &mut buf) => match read {
+                    Some(n) => sink.push(&buf[..n]),
+                    None => rx = None,
+                },
+            }
+        };
+        if !matches!(end, End::Exited(_)) {
+            // At once: nothing of the group may outlive a timeout or a cancel.
+            guard.kill();
+        }
+        // What the group still buffers, for a bounded time; a background
+        // child holding the pipe open must not hang the call.
+        let drain_until = Instant::now() + DRAIN;
+        while rx.is_some() {
+            tokio::select! {
+                _ = tokio::time::sleep_until(drain_until) => break,
+                read = read_some(&mut rx, &mut buf) => match read {
+                    Some(n) => sink.push(&buf[..n]),
+                    None => rx = None,
+                },
+            }
+        }
+        guard.kill();
+        if !matches!(end, End::Exited(_)) {
+            // Reap bash; SIGKILL makes this quick, the bound keeps it honest.
+            let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+        }
+        let suffix = match end {
+            End::Exited(Ok(status)) => exit_suffix(status),
+            End::Exited(Err(e)) => format!("[error: could not wait for bash: {e}]"),
+            End::TimedOut => timeout_text(self.settings.timeout),
+            End::Cancelled => CANCELLED.to_string(),
+        };
+        sink.finish(&suffix)
+    }
+
+    /// Starts `bash -c` with the write end of one pipe as both stdout and
+    /// stderr; returns the read end.
+    fn spawn(
+        &self,
+        command: &str,
+        ctx: &ToolContext,
+    ) -> io::Result<(OwnedFd, tokio::process::Child)> {
+        let (reader, writer) = io::pipe()?;
+        let writer_err = writer.try_clone()?;
+        let mut cmd = tokio::process::Command::new("bash");
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(&ctx.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(writer))
+            .stderr(Stdio::from(writer_err))
+            .process_group(0)
+            .kill_on_drop(true)
+            .env("MM", "1");
+        for var in KEY_VARS
+            .iter()
+            .copied()
+            .chain(self.settings.secrets_env.iter().map(String::as_str))
+        {
+            cmd.env_remove(var);
+        }
+        let parent = std::process::id();
+        // SAFETY: the closure runs between fork and exec and only calls
+        // async-signal-safe functions (prctl, getppid).
+        unsafe {
+            cmd.pre_exec(move || die_with_parent(parent));
+        }
+        let child = cmd.spawn();
+        // Our copies of the write end must close, or the pipe never ends.
+        drop(cmd);
+        Ok((OwnedFd::from(reader), child?))
+    }
+}
+
+/// Parent-death signal (decisions.md 13): the command dies with mm. Linux
+/// ties it to the spawning thread, which is a runtime worker (alive as long
+/// as the runtime), never a short-lived blocking thread.
+fn die_with_parent(parent: u32) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl with PR_SET_PDEATHSIG takes plain integers.
+        let rc = unsafe {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            )
+        };
+        if rc == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        // mm died before the prctl: do not run orphaned.
+        // SAFETY: getppid is always safe.
+        if unsafe { libc::getppid() } as u32 != parent {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = parent;
+    Ok(())
+}
+
+/// One read from the pipe; `None` at the end (or on an error, which ends
+/// the output the same way). Pending forever when there is no pipe.
+async fn read_some(rx: &mut Option<pipe::Receiver>, buf: &mut [u8]) -> Option<usize> {
+    match rx {
+        Some(rx) => match rx.read(buf).await {
+            Ok(0) | Err(_) => None,
+            Ok(n) => Some(n),
+        },
+        None => std::future::pending().await,
+    }
+}
+
+/// Bytes → lossy text → redaction → bounded collector.
+struct OutputSink {
+    decoder: LossyDecoder,
+    redactor: Redactor,
+    collector: Collector,
+    text: String,
+}
+
+impl OutputSink {
+    fn new(max: usize, secrets: &[String]) -> Self {
+        OutputSink {
+            decoder: LossyDecoder::default(),
+            redactor: Redactor::new(secrets),
+            collector: Collector::new(max),
+            text: String::new(),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.text.clear();
+        self.decoder.push(bytes, &mut self.text);
+        let collector = &mut self.collector;
+        self.redactor
+            .push(&self.text, &mut |s: &str| collector.push(s));
+    }
+
+    fn finish(mut self, suffix: &str) -> String {
+        self.text.clear();
+        self.decoder.finish(&mut self.text);
+        let collector = &mut self.collector;
+        self.redactor
+            .push(&self.text, &mut |s: &str| collector.push(s));
+        self.redactor.finish(&mut |s: &str| collector.push(s));
+        self.collector.finish(suffix)
+    }
+}
+
+/// `""` for success, else the exit line of decisions.md 14.
+pub fn exit_suffix(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        if code == 0 {
+            String::new()
+        } else {
+            format!("[exit code: exit status {code}]")
+        }
+    } else if let Some(sig) = status.signal() {
+        format!("[exit code: killed by signal {sig} ({})]", signal_name(sig))
+    } else {
+        String::new()
+    }
+}
+
+/// `[error: Ns timeout exceeded]`, N the timeout in force (`1`, `30`, `0.5`).
+pub fn timeout_text(timeout: Duration) -> String {
+    format!("[error: {}s timeout exceeded]", timeout.as_secs_f64())
+}
+
+/// The conventional name of a signal number (`SIGKILL`); `SIG<N>` for one
+/// without a name here.
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGCHLD => "SIGCHLD",
+        libc::SIGCONT => "SIGCONT",
+        libc::SIGSTOP => "SIGSTOP",
+        libc::SIGTSTP => "SIGTSTP",
+        libc::SIGTTIN => "SIGTTIN",
+        libc::SIGTTOU => "SIGTTOU",
+        libc::SIGURG => "SIGURG",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGVTALRM => "SIGVTALRM",
+        libc::SIGPROF => "SIGPROF",
+        libc::SIGWINCH => "SIGWINCH",
+        libc::SIGIO => "SIGIO",
+        libc::SIGSYS => "SIGSYS",
+        _ => return format!("SIG{sig}"),
+    };
+    name.to_string()
+}
+
+impl Tool for Bash {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "bash".to_string(),
+            description: format!(
+                "Run a shell command with `bash -c` in the working directory (stdin closed). \
+                 stdout and stderr come back merged, at most {} characters (head and tail kept). \
+                 A non-zero exit ends the output with `[exit code: exit status N]`; \
+                 the command is killed after {}s.",
+                self.settings.max_output,
+                self.settings.timeout.as_secs_f64()
+            ),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The shell command to run."}
+                },
+                "required": ["command"]
+            }),
+        }
+    }
+
+    fn plan<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Plan, String>> {
+        Box::pin(async move {
+            let args: BashArgs = parse_args("bash", args)?;
+            let mut plan = Plan::simple(args.command, ToolKind::Execute);
+            plan.rejection = Some(REJECTED);
+            plan.echo = true;
+            Ok(plan)
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        _plan: Plan,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, String> {
+        Box::pin(async move {
+            match parse_args::<BashArgs>("bash", args) {
+                Ok(args) => self.execute(&args.command, ctx).await,
+                Err(text) => text,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_texts() {
+        assert_eq!(exit_suffix(ExitStatus::from_raw(0)), "");
+        assert_eq!(
+            exit_suffix(ExitStatus::from_raw(5 << 8)),
+            "[exit code: exit status 5]"
+        );
+        assert_eq!(
+            exit_suffix(ExitStatus::from_raw(9)),
+            "[exit code: killed by signal 9 (SIGKILL)]"
+        );
+        assert_eq!(
+            exit_suffix(ExitStatus::from_raw(15)),
+            "[exit code: killed by signal 15 (SIGTERM)]"
+        );
+        assert_eq!(
+            timeout_text(Duration::from_secs(30)),
+            "[error: 30s timeout exceeded]"
+        );
+        assert_eq!(
+            timeout_text(Duration::from_millis(1500)),
+            "[error: 1.5s timeout exceeded]"
+        );
+    }
+
+    #[test]
+    fn registry_tracks_and_forgets() {
+        let r = ProcessRegistry::new();
+        {
+            // A pgid that cannot exist: killing it is a harmless ESRCH.
+            let mut g = GroupGuard::new(i32::MAX - 7, r.clone());
+            assert_eq!(r.running(), vec![i32::MAX - 7]);
+            g.kill();
+            assert!(r.running().is_empty());
+            g.kill();
+        }
+        let _g = GroupGuard::new(i32::MAX - 8, r.clone());
+        assert_eq!(r.kill_all(), 1);
+        assert!(r.running().is_empty());
+    }
+}

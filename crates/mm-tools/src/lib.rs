@@ -11,4 +11,6 @@ pub mod skill;
 pub mod tool;
 pub mod toolbox;
 
+pub use bash::kill_all_running;
 pub use tool::*;
+pub use toolbox::{CallOutcome, Toolbox, ToolboxSettings};

@@ -1,0 +1,557 @@
+//! The agent: one session's history, its engine and tools, and the turn
+//! loop that drives them. Front ends and library users hold an [`Agent`],
+//! give it questions with their own [`Sink`], and read its history.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use mm_config::{Config, PermissionSetting};
+use mm_engine::{Engine, EngineError, GenerateError, Message, StreamEvent, ToolCall, ToolDecl, Usage};
+use mm_store::{Session, SessionInfo, Store};
+use mm_tools::{CallOutcome, PermissionMode, Permissions, ToolContext, Toolbox};
+use mm_ui::{Counters, Event, Sink, TurnOutcome};
+use tokio_util::sync::CancellationToken;
+
+use crate::{compact, mention, prompt, tools};
+
+/// The result every call that is stopped before it ran receives
+/// (decisions.md 5), so the next request is valid for every provider.
+pub const NOT_RUN: &str = "[not run: the turn was stopped]";
+
+/// Why an agent could not be built or a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Store(#[from] mm_store::StoreError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Which permission setting applies: the terminal's `permissions` or the
+/// editor's `acp.permissions`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionSource {
+    Terminal,
+    Editor,
+}
+
+/// How a turn ended, with what it counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnReport {
+    pub outcome: TurnOutcome,
+    pub counters: Counters,
+    pub usage: Usage,
+}
+
+impl TurnReport {
+    /// True when the turn ended normally (`mm-repl -p` exits 0 only then).
+    pub fn ok(&self) -> bool {
+        self.outcome == TurnOutcome::Done
+    }
+}
+
+/// One session: its settings, engine, tools and history.
+pub struct Agent {
+    config: Config,
+    cwd: PathBuf,
+    engine: Engine,
+    toolbox: Toolbox,
+    decls: Vec<ToolDecl>,
+    permissions: Arc<Permissions>,
+    system: String,
+    history: Vec<Message>,
+    store: Option<Store>,
+    session: Option<Session>,
+    /// Tokens per character, from the last usage the server reported.
+    ratio: Option<f64>,
+    last_answer: String,
+}
+
+impl Agent {
+    /// Build an agent for a session rooted at `cwd` from merged settings.
+    pub fn new(config: Config, cwd: &Path, source: PermissionSource) -> Result<Agent, AgentError> {
+        let engine = Engine::new(&config)?;
+        let secrets = engine.secrets();
+        let toolbox = tools::toolbox(&config, &secrets);
+        let decls = toolbox
+            .specs()
+            .into_iter()
+            .map(|s| ToolDecl {
+                name: s.name,
+                description: s.description,
+                parameters: s.parameters,
+            })
+            .collect();
+        let setting = match source {
+            PermissionSource::Terminal => config.permissions,
+            PermissionSource::Editor => config.acp.permissions,
+        };
+        let mode = match setting {
+            PermissionSetting::Allow => PermissionMode::Allow,
+            PermissionSetting::Ask => PermissionMode::Ask,
+        };
+        let store = config
+            .sessions
+            .enabled
+            .then(|| Store::new(config.sessions.dir.clone()).with_secrets(secrets));
+        Ok(Agent {
+            system: prompt::system_prompt(cwd, &config.instructions),
+            cwd: cwd.to_path_buf(),
+            engine,
+            toolbox,
+            decls,
+            permissions: Arc::new(Permissions::new(mode)),
+            history: Vec::new(),
+            store,
+            session: None,
+            ratio: None,
+            last_answer: String::new(),
+            config,
+        })
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The session's root.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// `PROVIDER/MODEL` in use.
+    pub fn model(&self) -> String {
+        format!("{}/{}", self.engine.provider(), self.engine.model())
+    }
+
+    /// The model server's address.
+    pub fn base_url(&self) -> &str {
+        self.engine.base_url()
+    }
+
+    /// The names of the declared tools.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.toolbox.names()
+    }
+
+    /// The system prompt sent first in every request.
+    pub fn system_prompt(&self) -> &str {
+        &self.system
+    }
+
+    /// The declarations sent with every request.
+    pub fn tool_declarations(&self) -> &[ToolDecl] {
+        &self.decls
+    }
+
+    /// The conversation so far (without the system prompt).
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// The last answer's text (for `/copy`); never the reasoning.
+    pub fn last_answer(&self) -> &str {
+        &self.last_answer
+    }
+
+    /// The session id, once the first question created the session file.
+    pub fn session_id(&self) -> Option<String> {
+        self.session.as_ref().map(|s| s.data.id.clone())
+    }
+
+    /// `/new`: forget the conversation, start a new session file on the next
+    /// question, and reset the loop detector.
+    pub fn new_session(&mut self) {
+        self.history.clear();
+        self.session = None;
+        self.last_answer.clear();
+        self.ratio = None;
+        self.toolbox.reset_detector();
+    }
+
+    /// This project's saved sessions, most recent first.
+    pub fn sessions(&self) -> Result<Vec<SessionInfo>, AgentError> {
+        match &self.store {
+            Some(store) => Ok(store.list(Some(&self.cwd))?),
+            None => Err(AgentError::Other("sessions are disabled (sessions.enabled: false)".into())),
+        }
+    }
+
+    /// Continue session `id` (or the latest of this project when `None`).
+    pub fn resume(&mut self, id: Option<&str>) -> Result<String, AgentError> {
+        let store = self
+            .store
+            .as_ref()
+            .ok_or_else(|| AgentError::Other("sessions are disabled (sessions.enabled: false)".into()))?;
+        let id = match id {
+            Some(id) => id.to_string(),
+            None => store
+                .latest(&self.cwd)?
+                .map(|info| info.id)
+                .ok_or_else(|| AgentError::Other(format!("no saved session for {}", self.cwd.display())))?,
+        };
+        // Release the current session's lock before taking the new one.
+        self.session = None;
+        let session = store.open(&self.cwd, &id)?;
+        self.history = session.data.messages.clone();
+        self.last_answer = self
+            .history
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Assistant { content, .. } if !content.is_empty() => Some(content.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        self.session = Some(session);
+        Ok(id)
+    }
+
+    /// `/model PROVIDER/MODEL`: switch models, keeping the history.
+    pub fn set_model(&mut self, model: &str) -> Result<(), AgentError> {
+        let mut config = self.config.clone();
+        config.model = model.to_string();
+        self.engine = Engine::new(&config)?;
+        self.config = config;
+        Ok(())
+    }
+
+    /// Ask one question: the whole turn, tool calls included, with events
+    /// sent to `sink`. The history is kept whatever happens; only a question
+    /// that got no answer at all is dropped.
+    pub async fn ask(&mut self, question: &str, sink: Arc<dyn Sink>, cancel: CancellationToken) -> TurnReport {
+        let question = mention::expand(question, &self.cwd);
+        let start = self.history.len();
+        self.history.push(Message::user(question));
+        let mut counters = Counters::default();
+        let mut usage = Usage::default();
+        let outcome = self.run_turn(start, &sink, &cancel, &mut counters, &mut usage).await;
+        if let TurnOutcome::Failed(text) = &outcome {
+            sink.event(Event::Error { text: text.clone() });
+            self.record_error(text);
+        }
+        self.save(&sink);
+        sink.event(Event::TurnEnd {
+            outcome: outcome.clone(),
+            counters,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+        });
+        TurnReport {
+            outcome,
+            counters,
+            usage,
+        }
+    }
+
+    async fn run_turn(
+        &mut self,
+        start: usize,
+        sink: &Arc<dyn Sink>,
+        cancel: &CancellationToken,
+        counters: &mut Counters,
+        usage: &mut Usage,
+    ) -> TurnOutcome {
+        let max_turns = self.config.max_turns.max(1);
+        let mut compacted_for_length = false;
+        let mut request = 0;
+        while request < max_turns {
+            if cancel.is_cancelled() {
+                return TurnOutcome::Cancelled;
+            }
+            if self.over_threshold() {
+                if let Err(text) = self.compact_inner(None, sink, cancel).await {
+                    sink.event(Event::Notice {
+                        text: format!("automatic compaction failed: {text}"),
+                    });
+                }
+            }
+            request += 1;
+            sink.event(Event::Status { text: "Thinking".into() });
+            let result = self.generate(sink, cancel).await;
+            let generation = match result {
+                Ok(g) => g,
+                Err(GenerateError {
+                    error: EngineError::ContextLength { .. },
+                    ..
+                }) if !compacted_for_length => {
+                    compacted_for_length = true;
+                    request -= 1;
+                    if let Err(text) = self.compact_inner(None, sink, cancel).await {
+                        return self.fail(start, None, format!("the context is too long and compaction failed: {text}"));
+                    }
+                    continue;
+                }
+                Err(GenerateError { error, partial }) => {
+                    return self.fail(start, partial, error.to_string());
+                }
+            };
+            if let Some(u) = generation.usage {
+                usage.prompt_tokens += u.prompt_tokens;
+                usage.completion_tokens += u.completion_tokens;
+                self.learn_ratio(u);
+            }
+            let calls = match &generation.message {
+                Message::Assistant {
+                    tool_calls, content, ..
+                } => {
+                    if !content.is_empty() {
+                        self.last_answer = content.clone();
+                    }
+                    tool_calls.clone()
+                }
+                _ => Vec::new(),
+            };
+            let empty = is_empty(&generation.message);
+            if !(generation.cancelled && empty) {
+                self.history.push(generation.message);
+            }
+            if generation.cancelled {
+                self.close_calls(&calls, 0);
+                return TurnOutcome::Cancelled;
+            }
+            if calls.is_empty() {
+                return TurnOutcome::Done;
+            }
+            if request >= max_turns {
+                self.close_calls(&calls, 0);
+                sink.event(Event::Notice {
+                    text: format!("[stopped: maxTurns ({max_turns}) reached]"),
+                });
+                return TurnOutcome::MaxTurns;
+            }
+            self.save(sink);
+            let ctx = ToolContext {
+                cwd: self.cwd.clone(),
+                sink: sink.clone(),
+                cancel: cancel.clone(),
+                permissions: self.permissions.clone(),
+            };
+            for (i, call) in calls.iter().enumerate() {
+                if cancel.is_cancelled() {
+                    self.close_calls(&calls, i);
+                    return TurnOutcome::Cancelled;
+                }
+                let outcome = self.toolbox.call(&call.id, &call.name, &call.arguments, &ctx).await;
+                counters.count(&call.name);
+                match outcome {
+                    CallOutcome::Output(text) => {
+                        self.history.push(Message::tool(&call.id, &call.name, text));
+                    }
+                    CallOutcome::Stop { output, error } => {
+                        self.history.push(Message::tool(&call.id, &call.name, output));
+                        self.close_calls(&calls, i + 1);
+                        return TurnOutcome::Failed(error);
+                    }
+                }
+                if cancel.is_cancelled() {
+                    self.close_calls(&calls, i + 1);
+                    return TurnOutcome::Cancelled;
+                }
+            }
+            self.save(sink);
+        }
+        TurnOutcome::MaxTurns
+    }
+
+    /// A failed request: keep the partial answer (with not-run results for
+    /// its calls); drop the question only when nothing at all answered it.
+    fn fail(&mut self, start: usize, partial: Option<Message>, text: String) -> TurnOutcome {
+        if let Some(message) = partial.filter(|m| !is_empty(m)) {
+            let calls = match &message {
+                Message::Assistant { tool_calls, .. } => tool_calls.clone(),
+                _ => Vec::new(),
+            };
+            self.history.push(message);
+            self.close_calls(&calls, 0);
+        }
+        if self.history.len() == start + 1 {
+            self.history.truncate(start);
+        }
+        TurnOutcome::Failed(text)
+    }
+
+    /// Give every call from `from` on the not-run result.
+    fn close_calls(&mut self, calls: &[ToolCall], from: usize) {
+        for call in calls.iter().skip(from) {
+            self.history.push(Message::tool(&call.id, &call.name, NOT_RUN));
+        }
+    }
+
+    async fn generate(&self, sink: &Arc<dyn Sink>, cancel: &CancellationToken) -> Result<mm_engine::Generation, GenerateError> {
+        let mut messages = Vec::with_capacity(self.history.len() + 1);
+        messages.push(Message::system(self.system.clone()));
+        messages.extend_from_slice(&self.history);
+        let sink = sink.clone();
+        let mut on_event = move |event: StreamEvent| match event {
+            StreamEvent::Text(text) => sink.event(Event::Text { text }),
+            StreamEvent::Reasoning(text) => sink.event(Event::Reasoning { text }),
+            StreamEvent::ToolCallStarted { .. } => sink.event(Event::Status {
+                text: "Composing a tool call".into(),
+            }),
+            StreamEvent::Notice(text) => sink.event(Event::Notice { text }),
+            StreamEvent::ToolCallFinished(_) | StreamEvent::Usage(_) => {}
+        };
+        self.engine.generate(&messages, &self.decls, &mut on_event, cancel).await
+    }
+
+    /// Characters of the next request.
+    fn request_chars(&self) -> usize {
+        self.system.len()
+            + self.history.iter().map(compact::message_chars).sum::<usize>()
+            + self
+                .decls
+                .iter()
+                .map(|d| d.name.len() + d.description.len() + d.parameters.to_string().len())
+                .sum::<usize>()
+    }
+
+    fn over_threshold(&self) -> bool {
+        let estimate = compact::estimate_tokens(self.request_chars(), self.ratio);
+        estimate as f64 > self.config.compact.threshold * self.config.context_window as f64
+    }
+
+    fn learn_ratio(&mut self, usage: Usage) {
+        let chars = self.request_chars();
+        if usage.prompt_tokens > 0 && chars > 0 {
+            self.ratio = Some(usage.prompt_tokens as f64 / chars as f64);
+        }
+    }
+
+    /// `/compact [focus]`: summarise the history now.
+    pub async fn compact(&mut self, focus: Option<&str>, sink: Arc<dyn Sink>, cancel: CancellationToken) -> Result<(), AgentError> {
+        let result = self.compact_inner(focus, &sink, &cancel).await;
+        self.save(&sink);
+        result.map_err(AgentError::Other)
+    }
+
+    async fn compact_inner(&mut self, focus: Option<&str>, sink: &Arc<dyn Sink>, cancel: &CancellationToken) -> Result<(), String> {
+        if self.history.is_empty() {
+            return Err("nothing to compact yet".into());
+        }
+        let keep = self.config.keep_recent_tokens();
+        let cut = compact::cut_index(&self.history, keep, self.ratio);
+        if cut == 0 {
+            return Err("the conversation is already short".into());
+        }
+        let instruction = compact::instruction(focus);
+        // The summary request itself must fit: drop the oldest messages
+        // (never splitting a call from its result) until it does.
+        let budget = (self.config.context_window as f64 * 0.9) as u64;
+        let mut from = 0;
+        let fixed = self.system.len() + instruction.len();
+        loop {
+            let chars = fixed + self.history[from..cut].iter().map(compact::message_chars).sum::<usize>();
+            if compact::estimate_tokens(chars, self.ratio) <= budget || from + 1 >= cut {
+                break;
+            }
+            from += 1;
+            while from < cut && matches!(self.history[from], Message::Tool { .. }) {
+                from += 1;
+            }
+        }
+        let mut messages = vec![Message::system(self.system.clone())];
+        messages.extend_from_slice(&self.history[from..cut]);
+        sink.event(Event::Status {
+            text: "Compacting".into(),
+        });
+        let summary = self
+            .engine
+            .summarize(&messages, &instruction, cancel)
+            .await
+            .map_err(|e| e.error.to_string())?;
+        let rebuilt = compact::rebuild(&self.history, cut, &summary);
+        let replaced = cut;
+        self.history = rebuilt;
+        let tokens = compact::estimate_tokens(summary.len(), self.ratio);
+        if let Some(session) = self.session.as_mut() {
+            session.record_compaction(replaced, &summary);
+        }
+        sink.event(Event::Notice {
+            text: format!("compacted: {replaced} messages → summary of {tokens} tokens"),
+        });
+        Ok(())
+    }
+
+    fn record_error(&mut self, text: &str) {
+        if let Some(session) = self.session.as_mut() {
+            session.record_error("generation", text);
+        }
+    }
+
+    /// Write the session file (created on the first question). A failure is
+    /// shown, never fatal: the conversation goes on in memory.
+    fn save(&mut self, sink: &Arc<dyn Sink>) {
+        let Some(store) = &self.store else {
+            return;
+        };
+        if self.session.is_none() {
+            if self.history.is_empty() {
+                return;
+            }
+            match store.create(&self.cwd, &self.model()) {
+                Ok(session) => self.session = Some(session),
+                Err(e) => {
+                    sink.event(Event::Error {
+                        text: format!("session not saved: {e}"),
+                    });
+                    return;
+                }
+            }
+        }
+        if let Some(session) = self.session.as_mut() {
+            session.data.messages = self.history.clone();
+            if let Err(e) = session.save() {
+                sink.event(Event::Error {
+                    text: format!("session not saved: {e}"),
+                });
+            }
+        }
+    }
+}
+
+fn is_empty(message: &Message) -> bool {
+    match message {
+        Message::Assistant {
+            content,
+            reasoning,
+            tool_calls,
+        } => content.is_empty() && reasoning.is_empty() && tool_calls.is_empty(),
+        _ => false,
+    }
+}
+
+/// Saved sessions of `cwd` (all projects' when `None`), most recent first,
+/// without building an agent (for `session/list`, `/sessions`).
+pub fn list_sessions(config: &Config, cwd: Option<&Path>) -> Result<Vec<SessionInfo>, AgentError> {
+    if !config.sessions.enabled {
+        return Ok(Vec::new());
+    }
+    Ok(Store::new(config.sessions.dir.clone()).list(cwd)?)
+}
+
+/// A sink shared by a front end and the turns it starts.
+pub type SharedSink = Arc<dyn Sink>;
+
+/// Collects a turn's answer text, for callers that only want the answer.
+#[derive(Default)]
+pub struct Collect {
+    pub text: Mutex<String>,
+}
+
+impl Sink for Collect {
+    fn event(&self, event: Event) {
+        if let Event::Text { text } = event {
+            if let Ok(mut all) = self.text.lock() {
+                all.push_str(&text);
+            }
+        }
+    }
+
+    fn permission<'a>(&'a self, _info: &'a mm_ui::ToolInfo) -> futures::future::BoxFuture<'a, mm_ui::Decision> {
+        Box::pin(async { mm_ui::Decision::AllowOnce })
+    }
+}

@@ -1,0 +1,161 @@
+//! Context compression (context-compression.md): when the history outgrows
+//! the window, a tool-less summary request replaces the older messages with
+//! one summary, and the latest exchanges are kept verbatim. The cut never
+//! separates a tool call from its result, and the question being worked on
+//! is never lost.
+
+use mm_engine::Message;
+
+/// The fixed prefix of the user message that carries a summary.
+pub const SUMMARY_PREFIX: &str =
+    "[summary of earlier work in this session, written to save context]\n";
+
+/// The instruction sent with the summary request; `focus` is the user's
+/// `/compact <focus>` line.
+pub fn instruction(focus: Option<&str>) -> String {
+    let mut text = String::from(
+        "Write a working summary of the conversation above so that the work can continue from it alone. \
+Cover: the user's goal; decisions made; files read, created or changed (with paths); commands run and their outcome; \
+what is left to do. Be concise and factual; do not invent anything.",
+    );
+    if let Some(focus) = focus.map(str::trim).filter(|f| !f.is_empty()) {
+        text.push_str("\nFocus especially on: ");
+        text.push_str(focus);
+    }
+    text
+}
+
+/// Characters a message contributes to the request (what is sent).
+pub fn message_chars(message: &Message) -> usize {
+    match message {
+        Message::System { content } | Message::User { content } => content.len(),
+        Message::Assistant {
+            content,
+            reasoning,
+            tool_calls,
+        } => {
+            content.len()
+                + reasoning
+                    .iter()
+                    .filter(|r| r.signature.is_some() || r.redacted.is_some())
+                    .map(|r| r.text.len())
+                    .sum::<usize>()
+                + tool_calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.len() + 16)
+                    .sum::<usize>()
+        }
+        Message::Tool { content, .. } => content.len() + 16,
+    }
+}
+
+/// Cheap token estimate: characters / 4, or scaled by the ratio of tokens
+/// to characters the server last reported.
+pub fn estimate_tokens(chars: usize, tokens_per_char: Option<f64>) -> u64 {
+    match tokens_per_char {
+        Some(r) if r.is_finite() && r > 0.0 => (chars as f64 * r).ceil() as u64,
+        _ => chars.div_ceil(4) as u64,
+    }
+}
+
+/// Where the verbatim tail starts: the smallest index whose suffix fits in
+/// `keep_tokens`, moved forward to a message that is not a tool result (so
+/// every kept result keeps its call). May return `history.len()` (keep
+/// nothing).
+pub fn cut_index(history: &[Message], keep_tokens: u64, tokens_per_char: Option<f64>) -> usize {
+    let mut chars = 0usize;
+    let mut cut = history.len();
+    for (i, m) in history.iter().enumerate().rev() {
+        chars += message_chars(m);
+        if estimate_tokens(chars, tokens_per_char) > keep_tokens {
+            break;
+        }
+        cut = i;
+    }
+    while cut < history.len() && matches!(history[cut], Message::Tool { .. }) {
+        cut += 1;
+    }
+    cut
+}
+
+/// The compacted history: the summary message, then the kept tail. When the
+/// tail does not hold the last question, the summary message carries it.
+pub fn rebuild(history: &[Message], cut: usize, summary: &str) -> Vec<Message> {
+    let tail = &history[cut.min(history.len())..];
+    let mut text = String::from(SUMMARY_PREFIX);
+    text.push_str(summary.trim());
+    let tail_has_question = tail.iter().any(|m| matches!(m, Message::User { .. }));
+    if !tail_has_question {
+        let last_question = history[..cut.min(history.len())].iter().rev().find_map(|m| match m {
+            Message::User { content } if !content.starts_with(SUMMARY_PREFIX) => Some(content),
+            _ => None,
+        });
+        if let Some(question) = last_question {
+            text.push_str("\n\nThe question being worked on:\n");
+            text.push_str(question);
+        }
+    }
+    let mut out = Vec::with_capacity(tail.len() + 1);
+    out.push(Message::user(text));
+    out.extend_from_slice(tail);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mm_engine::ToolCall;
+
+    fn call(id: &str) -> Message {
+        Message::Assistant {
+            content: String::new(),
+            reasoning: vec![],
+            tool_calls: vec![ToolCall {
+                id: id.into(),
+                name: "bash".into(),
+                arguments: "{\"command\":\"ls\"}".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn the_cut_never_starts_at_a_tool_result() {
+        let history = vec![
+            Message::user("q1"),
+            call("a"),
+            Message::tool("a", "bash", "x".repeat(400)),
+            Message::tool("a", "bash", "y".repeat(40)),
+            Message::assistant("done"),
+        ];
+        // Budget that would start the tail at the second tool result.
+        let cut = cut_index(&history, 16, None);
+        assert!(!matches!(history[cut], Message::Tool { .. }) || cut == history.len());
+        assert_eq!(cut, 4);
+    }
+
+    #[test]
+    fn the_question_survives_when_the_tail_lacks_it() {
+        let history = vec![Message::user("fix the parser"), call("a"), Message::tool("a", "bash", "ok")];
+        let out = rebuild(&history, 1, "did things");
+        match &out[0] {
+            Message::User { content } => {
+                assert!(content.starts_with(SUMMARY_PREFIX));
+                assert!(content.ends_with("The question being worked on:\nfix the parser"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(&out[1..], &history[1..]);
+    }
+
+    #[test]
+    fn estimate_uses_the_reported_ratio() {
+        assert_eq!(estimate_tokens(400, None), 100);
+        assert_eq!(estimate_tokens(400, Some(0.5)), 200);
+    }
+
+    #[test]
+    fn focus_joins_the_instruction() {
+        assert!(instruction(Some("the lexer")).ends_with("Focus especially on: the lexer"));
+        assert!(!instruction(Some("  ")).contains("Focus"));
+    }
+}

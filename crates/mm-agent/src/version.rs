@@ -1,0 +1,8 @@
+//! Which mm this is, for `--version`, the banners and the window's status
+//! bar. Stamped by `build.rs` (decisions.md 25).
+
+/// The version string: `MM_VERSION` at build, else `<crate version>-<git
+/// describe>`, else the crate version.
+pub fn version() -> &'static str {
+    env!("MM_BUILD_VERSION")
+}

@@ -1,0 +1,602 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The Toolbox drives every call: unknown tools, bad arguments, plan
+//! refusals, permission (once / always / reject / cancelled), events and
+//! their order, redaction, the loop detector's two levels, preview.
+
+mod bash_support;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bash_support::TempDir;
+use futures::future::BoxFuture;
+use mm_tools::bash::{Bash, ProcessRegistry};
+use mm_tools::toolbox::{CallOutcome, Toolbox, ToolboxSettings};
+use mm_tools::{PermissionMode, Permissions, Plan, Tool, ToolContext, ToolSpec, parse_args};
+use mm_ui::{Decision, Event, Sink, ToolInfo, ToolKind, ToolStatus};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+const LOOP: &str = "[LOOP_DETECTED: You have attempted the same action multiple times with the same result. Please try a different approach or provide more information.]";
+
+/// Records events; answers permission requests from a script.
+#[derive(Default)]
+struct TestSink {
+    events: Mutex<Vec<Event>>,
+    answers: Mutex<VecDeque<Decision>>,
+    asked: Mutex<Vec<ToolInfo>>,
+}
+
+impl TestSink {
+    fn answering(answers: &[Decision]) -> Arc<TestSink> {
+        Arc::new(TestSink {
+            answers: Mutex::new(answers.iter().copied().collect()),
+            ..Default::default()
+        })
+    }
+    fn events(&self) -> Vec<Event> {
+        self.events.lock().unwrap().clone()
+    }
+    fn take_events(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.events.lock().unwrap())
+    }
+    fn asked(&self) -> usize {
+        self.asked.lock().unwrap().len()
+    }
+}
+
+impl Sink for TestSink {
+    fn event(&self, event: Event) {
+        self.events.lock().unwrap().push(event);
+    }
+    fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
+        self.asked.lock().unwrap().push(info.clone());
+        let answer = self
+            .answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .expect("permission asked more often than the test expected");
+        Box::pin(async move { answer })
+    }
+}
+
+/// A tool that answers `{text}` with a fixed output: "echo:<text>"; refuses
+/// `text == "refuse"` in its plan; panics on `text == "panic"`.
+struct Fixed {
+    name: &'static str,
+    needs_permission: bool,
+}
+
+#[derive(serde::Deserialize)]
+struct FixedArgs {
+    text: String,
+}
+
+impl Tool for Fixed {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name.to_string(),
+            description: "test tool".to_string(),
+            parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        }
+    }
+    fn plan<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Plan, String>> {
+        Box::pin(async move {
+            let a: FixedArgs = parse_args(self.name, args)?;
+            if a.text == "refuse" {
+                return Err(format!("{} refused", self.name));
+            }
+            let mut plan = Plan::simple(format!("title {}", a.text), ToolKind::Read);
+            plan.locations = vec!["/abs/path".to_string()];
+            if self.needs_permission {
+                plan.rejection = Some("[edit rejected by the user]");
+            }
+            Ok(plan)
+        })
+    }
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        _plan: Plan,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, String> {
+        Box::pin(async move {
+            let a: FixedArgs = parse_args(self.name, args).unwrap();
+            if a.text == "panic" {
+                panic!("boom");
+            }
+            format!("echo:{}", a.text)
+        })
+    }
+}
+
+struct Setup {
+    toolbox: Toolbox,
+    sink: Arc<TestSink>,
+    ctx: ToolContext,
+    _dir: TempDir,
+}
+
+fn setup(mode: PermissionMode, answers: &[Decision], secrets: &[&str]) -> Setup {
+    let dir = TempDir::new();
+    let bash = Bash::with_registry(bash_support::settings(20, 30_000), ProcessRegistry::new());
+    let tools: Vec<Box<dyn Tool>> = vec![
+        Box::new(bash),
+        Box::new(Fixed {
+            name: "zeta",
+            needs_permission: false,
+        }),
+        Box::new(Fixed {
+            name: "alpha",
+            needs_permission: true,
+        }),
+    ];
+    let toolbox = Toolbox::new(
+        tools,
+        ToolboxSettings {
+            max_output: 30_000,
+            preview_lines: 2,
+            secrets: secrets.iter().map(|s| s.to_string()).collect(),
+        },
+    );
+    let sink = TestSink::answering(answers);
+    let ctx = ToolContext {
+        cwd: dir.path().to_path_buf(),
+        sink: sink.clone(),
+        cancel: CancellationToken::new(),
+        permissions: Arc::new(Permissions::new(mode)),
+    };
+    Setup {
+        toolbox,
+        sink,
+        ctx,
+        _dir: dir,
+    }
+}
+
+impl Setup {
+    async fn call(&self, name: &str, arguments: &str) -> CallOutcome {
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            self.toolbox.call("call-1", name, arguments, &self.ctx),
+        )
+        .await
+        .expect("call hung")
+    }
+    async fn output(&self, name: &str, arguments: &str) -> String {
+        match self.call(name, arguments).await {
+            CallOutcome::Output(text) => text,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+fn end_of(events: &[Event]) -> (ToolStatus, String, Vec<String>) {
+    match events.last().unwrap() {
+        Event::ToolEnd {
+            status,
+            output,
+            preview,
+            ..
+        } => (*status, output.clone(), preview.clone()),
+        other => panic!("last event is {other:?}"),
+    }
+}
+
+fn kinds(events: &[Event]) -> Vec<&'static str> {
+    events
+        .iter()
+        .map(|e| match e {
+            Event::ToolStart { .. } => "start",
+            Event::ToolRunning { .. } => "running",
+            Event::ToolEnd { .. } => "end",
+            _ => "other",
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn calls_can_be_spawned() {
+    // ACP runs a turn on a spawned task: the call's future must be Send.
+    fn assert_send<T: Send>(_: &T) {}
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    let fut = s.toolbox.call("id", "bash", "{}", &s.ctx);
+    assert_send(&fut);
+    drop(fut);
+    let toolbox = Arc::new(s.toolbox);
+    let ctx = s.ctx.clone();
+    let out = tokio::spawn(async move {
+        toolbox
+            .call("id", "bash", r#"{"command":"echo spawned"}"#, &ctx)
+            .await
+    })
+    .await
+    .unwrap();
+    assert_eq!(out, CallOutcome::Output("spawned\n".to_string()));
+}
+
+#[tokio::test]
+async fn specs_and_names_in_declaration_order() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    assert_eq!(s.toolbox.names(), vec!["bash", "zeta", "alpha"]);
+    let specs: Vec<String> = s.toolbox.specs().into_iter().map(|t| t.name).collect();
+    assert_eq!(specs, vec!["bash", "zeta", "alpha"]);
+}
+
+#[tokio::test]
+async fn unknown_tool_lists_the_tools_sorted() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    let out = s.output("nope", "{}").await;
+    assert_eq!(
+        out,
+        "unknown tool \"nope\"; available tools: alpha, bash, zeta"
+    );
+    let events = s.sink.events();
+    assert_eq!(kinds(&events), vec!["start", "end"]);
+    assert_eq!(end_of(&events).0, ToolStatus::Failed);
+}
+
+#[tokio::test]
+async fn invalid_arguments() {
+    let s = setup(PermissionMode::Ask, &[], &[]);
+    assert_eq!(
+        s.output("bash", "[1, 2]").await,
+        "invalid arguments for bash: the arguments are not a JSON object; send a JSON object matching the tool's schema"
+    );
+    assert_eq!(
+        s.output("bash", "{}").await,
+        "invalid arguments for bash: missing field `command`; send a JSON object matching the tool's schema"
+    );
+    // An empty arguments string is an empty object: the missing field is named.
+    assert_eq!(
+        s.output("bash", "").await,
+        "invalid arguments for bash: missing field `command`; send a JSON object matching the tool's schema"
+    );
+    let out = s.output("bash", "{\"command\": ").await;
+    assert!(
+        out.starts_with("invalid arguments for bash: the arguments are not valid JSON ("),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("; send a JSON object matching the tool's schema"),
+        "{out}"
+    );
+    // Never asked, never ran.
+    assert_eq!(s.sink.asked(), 0);
+    assert!(!kinds(&s.sink.events()).contains(&"running"));
+    // The raw text is the input shown for invalid JSON.
+    match &s.sink.events()[s.sink.events().len() - 2] {
+        Event::ToolStart { info } => assert_eq!(info.input, json!("{\"command\": ")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn plan_refusal_is_the_output_and_asks_nothing() {
+    let s = setup(PermissionMode::Ask, &[], &[]);
+    assert_eq!(
+        s.output("alpha", r#"{"text":"refuse"}"#).await,
+        "alpha refused"
+    );
+    assert_eq!(s.sink.asked(), 0);
+    let events = s.sink.events();
+    assert_eq!(kinds(&events), vec!["start", "end"]);
+    assert_eq!(end_of(&events).0, ToolStatus::Failed);
+}
+
+#[tokio::test]
+async fn events_in_order_with_the_plans_info_and_preview() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    let out = s
+        .output("bash", r#"{"command": "printf 'a\nb\nc\n'"}"#)
+        .await;
+    assert_eq!(out, "a\nb\nc\n");
+    let events = s.sink.events();
+    assert_eq!(kinds(&events), vec!["start", "running", "end"]);
+    match &events[0] {
+        Event::ToolStart { info } => {
+            assert_eq!(info.id, "call-1");
+            assert_eq!(info.tool, "bash");
+            // JSON's \n escapes are real newlines in the command.
+            assert_eq!(info.title, "printf 'a\nb\nc\n'");
+            assert_eq!(info.kind, ToolKind::Execute);
+            assert_eq!(info.input, json!({"command": "printf 'a\nb\nc\n'"}));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        events[1],
+        Event::ToolRunning {
+            id: "call-1".to_string()
+        }
+    );
+    let (status, output, preview) = end_of(&events);
+    assert_eq!(status, ToolStatus::Completed);
+    assert_eq!(output, "a\nb\nc\n");
+    // previewLines = 2, bash echoes.
+    assert_eq!(preview, vec!["a", "b"]);
+
+    // A tool that does not echo has no preview; locations come from the plan.
+    s.sink.take_events();
+    assert_eq!(s.output("zeta", r#"{"text":"x\ny"}"#).await, "echo:x\ny");
+    let events = s.sink.events();
+    match &events[0] {
+        Event::ToolStart { info } => {
+            assert_eq!(info.title, "title x\ny");
+            assert_eq!(info.kind, ToolKind::Read);
+            assert_eq!(info.locations, vec!["/abs/path"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        end_of(&events),
+        (ToolStatus::Completed, "echo:x\ny".to_string(), vec![])
+    );
+}
+
+#[tokio::test]
+async fn failing_command_is_status_failed() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    assert_eq!(
+        s.output("bash", r#"{"command":"echo x; exit 4"}"#).await,
+        "x\n[exit code: exit status 4]"
+    );
+    let (status, _, preview) = end_of(&s.sink.events());
+    assert_eq!(status, ToolStatus::Failed);
+    assert_eq!(preview, vec!["x", "[exit code: exit status 4]"]);
+}
+
+#[tokio::test]
+async fn permission_allow_once_asks_every_time() {
+    let s = setup(
+        PermissionMode::Ask,
+        &[Decision::AllowOnce, Decision::AllowOnce],
+        &[],
+    );
+    assert_eq!(s.output("bash", r#"{"command":"echo one"}"#).await, "one\n");
+    assert_eq!(s.output("bash", r#"{"command":"echo two"}"#).await, "two\n");
+    assert_eq!(s.sink.asked(), 2);
+    let asked = s.sink.asked.lock().unwrap()[0].clone();
+    assert_eq!(asked.title, "echo one");
+    // Asked after ToolStart, before ToolRunning.
+    assert_eq!(
+        kinds(&s.sink.events()),
+        vec!["start", "running", "end", "start", "running", "end"]
+    );
+    // A tool that needs no permission is never asked about.
+    assert_eq!(s.output("zeta", r#"{"text":"q"}"#).await, "echo:q");
+    assert_eq!(s.sink.asked(), 2);
+}
+
+#[tokio::test]
+async fn permission_allow_always_is_remembered_per_tool() {
+    let s = setup(
+        PermissionMode::Ask,
+        &[Decision::AllowAlways, Decision::AllowOnce],
+        &[],
+    );
+    assert_eq!(s.output("bash", r#"{"command":"echo one"}"#).await, "one\n");
+    assert_eq!(s.output("bash", r#"{"command":"echo two"}"#).await, "two\n");
+    assert_eq!(s.sink.asked(), 1);
+    assert!(!s.ctx.permissions.must_ask("bash"));
+    // Another tool still asks.
+    assert_eq!(s.output("alpha", r#"{"text":"a"}"#).await, "echo:a");
+    assert_eq!(s.sink.asked(), 2);
+}
+
+#[tokio::test]
+async fn permission_reject_returns_the_rejection_text_and_runs_nothing() {
+    let s = setup(
+        PermissionMode::Ask,
+        &[Decision::Reject, Decision::Reject],
+        &[],
+    );
+    let out = s.output("bash", r#"{"command":"touch ran"}"#).await;
+    assert_eq!(out, "[command rejected by the user]");
+    assert!(!s.ctx.cwd.join("ran").exists());
+    let events = s.sink.events();
+    assert_eq!(kinds(&events), vec!["start", "end"]);
+    assert_eq!(end_of(&events).0, ToolStatus::Failed);
+    assert_eq!(
+        s.output("alpha", r#"{"text":"a"}"#).await,
+        "[edit rejected by the user]"
+    );
+}
+
+#[tokio::test]
+async fn permission_cancelled_is_not_run() {
+    let s = setup(PermissionMode::Ask, &[Decision::Cancelled], &[]);
+    let out = s.output("bash", r#"{"command":"touch ran"}"#).await;
+    assert_eq!(out, "[not run: the turn was stopped]");
+    assert!(!s.ctx.cwd.join("ran").exists());
+    let events = s.sink.events();
+    assert_eq!(kinds(&events), vec!["start", "end"]);
+    assert_eq!(end_of(&events).0, ToolStatus::Failed);
+}
+
+#[tokio::test]
+async fn already_cancelled_turn_runs_nothing() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    s.ctx.cancel.cancel();
+    assert_eq!(
+        s.output("bash", r#"{"command":"touch ran"}"#).await,
+        "[not run: the turn was stopped]"
+    );
+    assert!(!s.ctx.cwd.join("ran").exists());
+}
+
+#[tokio::test]
+async fn allow_mode_never_asks() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    assert_eq!(s.output("bash", r#"{"command":"echo ok"}"#).await, "ok\n");
+    assert_eq!(s.output("alpha", r#"{"text":"a"}"#).await, "echo:a");
+    assert_eq!(s.sink.asked(), 0);
+}
+
+#[tokio::test]
+async fn key_values_are_redacted_in_every_output() {
+    let s = setup(
+        PermissionMode::Allow,
+        &[],
+        &["sk-live-abcdef123456", "gm-987654321"],
+    );
+    assert_eq!(
+        s.output(
+            "bash",
+            r#"{"command":"echo key=sk-live-abcdef123456; echo gm-987654321x"}"#
+        )
+        .await,
+        "key=[redacted]\n[redacted]x\n"
+    );
+    assert_eq!(
+        s.output("zeta", r#"{"text":"sk-live-abcdef123456"}"#).await,
+        "echo:[redacted]"
+    );
+    // The events carry the redacted text too.
+    let (_, output, _) = end_of(&s.sink.events());
+    assert_eq!(output, "echo:[redacted]");
+}
+
+#[tokio::test]
+async fn loop_detector_warns_at_three_and_stops_at_six() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    let args = r#"{"command":"echo same; exit 1"}"#;
+    let plain = "same\n[exit code: exit status 1]";
+    let warned = format!("{plain}\n{LOOP}");
+    for i in 1..=5 {
+        // Spacing differences do not hide the repeat.
+        let a = if i % 2 == 0 {
+            args.to_string()
+        } else {
+            args.replace(':', " : ")
+        };
+        let out = s.output("bash", &a).await;
+        if i < 3 {
+            assert_eq!(out, plain, "call {i}");
+        } else {
+            assert_eq!(out, warned, "call {i}");
+        }
+    }
+    let stop = "[error: the model repeated the same bash call 6 times in a row with the same failing result — turn stopped by the loop detector; rephrase the request, or fix what the tool kept reporting]";
+    match s.call("bash", args).await {
+        CallOutcome::Stop { output, error } => {
+            assert_eq!(output, format!("{plain}\n{stop}"));
+            assert_eq!(error, stop);
+        }
+        other => panic!("expected a stop, got {other:?}"),
+    }
+    let (status, output, _) = end_of(&s.sink.events());
+    assert_eq!(status, ToolStatus::Failed);
+    assert_eq!(output, format!("{plain}\n{stop}"));
+}
+
+#[tokio::test]
+async fn loop_detector_restarts_on_a_different_call_and_resets_on_new() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    let a = r#"{"text":"a"}"#;
+    assert_eq!(s.output("zeta", a).await, "echo:a");
+    assert_eq!(s.output("zeta", a).await, "echo:a");
+    assert_eq!(s.output("zeta", r#"{"text":"b"}"#).await, "echo:b");
+    assert_eq!(s.output("zeta", a).await, "echo:a");
+    assert_eq!(s.output("zeta", a).await, "echo:a");
+    assert_eq!(s.output("zeta", a).await, format!("echo:a\n{LOOP}"));
+    s.toolbox.reset_detector();
+    assert_eq!(s.output("zeta", a).await, "echo:a");
+    assert_eq!(s.output("zeta", a).await, "echo:a");
+    assert_eq!(s.output("zeta", a).await, format!("echo:a\n{LOOP}"));
+}
+
+#[tokio::test]
+async fn repeated_refusals_are_detected_too() {
+    // The 12B model that repeated a refused edit thirty times.
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    for _ in 0..5 {
+        s.call("alpha", r#"{"text":"refuse"}"#).await;
+    }
+    match s.call("alpha", r#"{"text":"refuse"}"#).await {
+        CallOutcome::Stop { output, error } => {
+            assert_eq!(output, format!("alpha refused\n{error}"));
+            assert!(error.starts_with("[error: the model repeated the same alpha call 6 times"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn empty_output_gets_the_loop_text_alone() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    for _ in 0..2 {
+        assert_eq!(s.output("bash", r#"{"command":"true"}"#).await, "");
+    }
+    assert_eq!(s.output("bash", r#"{"command":"true"}"#).await, LOOP);
+    // An output ending in a newline gets no blank line before the text.
+    for _ in 0..2 {
+        assert_eq!(s.output("bash", r#"{"command":"echo hi"}"#).await, "hi\n");
+    }
+    assert_eq!(
+        s.output("bash", r#"{"command":"echo hi"}"#).await,
+        format!("hi\n{LOOP}")
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_text() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    assert_eq!(
+        s.output("zeta", r#"{"text":"panic"}"#).await,
+        "[error: the zeta tool failed unexpectedly: boom]"
+    );
+    assert_eq!(end_of(&s.sink.events()).0, ToolStatus::Failed);
+}
+
+#[tokio::test]
+async fn outputs_are_capped_at_max_output() {
+    let dir = TempDir::new();
+    let tools: Vec<Box<dyn Tool>> = vec![Box::new(Fixed {
+        name: "zeta",
+        needs_permission: false,
+    })];
+    let toolbox = Toolbox::new(
+        tools,
+        ToolboxSettings {
+            max_output: 200,
+            preview_lines: 5,
+            secrets: Vec::new(),
+        },
+    );
+    let ctx = ToolContext {
+        cwd: dir.path().to_path_buf(),
+        sink: Arc::new(mm_ui::NullSink),
+        cancel: CancellationToken::new(),
+        permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
+    };
+    let text = "0123456789".repeat(50);
+    let out = toolbox
+        .call("c", "zeta", &json!({ "text": text }).to_string(), &ctx)
+        .await;
+    let expected = bash_support::expected_truncation(&format!("echo:{text}"), "", 200);
+    assert_eq!(out, CallOutcome::Output(expected));
+}
+
+#[tokio::test]
+async fn cancelling_a_running_command_through_the_toolbox() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    let cancel = s.ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let out = s
+        .output("bash", r#"{"command":"echo started; sleep 30"}"#)
+        .await;
+    assert_eq!(out, "started\n[error: cancelled by the user]");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(end_of(&s.sink.events()).0, ToolStatus::Failed);
+}
