@@ -28,8 +28,13 @@ fn main() {
                 .ok()?;
             let text = String::from_utf8(out.stdout).ok()?;
             let text = text.trim();
-            (out.status.success() && !text.is_empty())
-                .then(|| format!("{}-{}", std::env::var("CARGO_PKG_VERSION").unwrap_or_default(), text))
+            (out.status.success() && !text.is_empty()).then(|| {
+                format!(
+                    "{}-{}",
+                    std::env::var("CARGO_PKG_VERSION").unwrap_or_default(),
+                    text
+                )
+            })
         })
         .unwrap_or_else(|| std::env::var("CARGO_PKG_VERSION").unwrap_or_default());
     println!("cargo:rustc-env=MM_BUILD_VERSION={version}");

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use mm_config::{Config, PermissionSetting};
-use mm_engine::{Engine, EngineError, GenerateError, Message, StreamEvent, ToolCall, ToolDecl, Usage};
+use mm_engine::{
+    Engine, EngineError, GenerateError, Message, StreamEvent, ToolCall, ToolDecl, Usage,
+};
 use mm_store::{Session, SessionInfo, Store};
 use mm_tools::{CallOutcome, PermissionMode, Permissions, ToolContext, Toolbox};
 use mm_ui::{Counters, Event, Sink, TurnOutcome};
@@ -176,22 +178,25 @@ impl Agent {
     pub fn sessions(&self) -> Result<Vec<SessionInfo>, AgentError> {
         match &self.store {
             Some(store) => Ok(store.list(Some(&self.cwd))?),
-            None => Err(AgentError::Other("sessions are disabled (sessions.enabled: false)".into())),
+            None => Err(AgentError::Other(
+                "sessions are disabled (sessions.enabled: false)".into(),
+            )),
         }
     }
 
     /// Continue session `id` (or the latest of this project when `None`).
     pub fn resume(&mut self, id: Option<&str>) -> Result<String, AgentError> {
-        let store = self
-            .store
-            .as_ref()
-            .ok_or_else(|| AgentError::Other("sessions are disabled (sessions.enabled: false)".into()))?;
+        let store = self.store.as_ref().ok_or_else(|| {
+            AgentError::Other("sessions are disabled (sessions.enabled: false)".into())
+        })?;
         let id = match id {
             Some(id) => id.to_string(),
             None => store
                 .latest(&self.cwd)?
                 .map(|info| info.id)
-                .ok_or_else(|| AgentError::Other(format!("no saved session for {}", self.cwd.display())))?,
+                .ok_or_else(|| {
+                    AgentError::Other(format!("no saved session for {}", self.cwd.display()))
+                })?,
         };
         // Release the current session's lock before taking the new one.
         self.session = None;
@@ -222,13 +227,20 @@ impl Agent {
     /// Ask one question: the whole turn, tool calls included, with events
     /// sent to `sink`. The history is kept whatever happens; only a question
     /// that got no answer at all is dropped.
-    pub async fn ask(&mut self, question: &str, sink: Arc<dyn Sink>, cancel: CancellationToken) -> TurnReport {
+    pub async fn ask(
+        &mut self,
+        question: &str,
+        sink: Arc<dyn Sink>,
+        cancel: CancellationToken,
+    ) -> TurnReport {
         let question = mention::expand(question, &self.cwd);
         let start = self.history.len();
         self.history.push(Message::user(question));
         let mut counters = Counters::default();
         let mut usage = Usage::default();
-        let outcome = self.run_turn(start, &sink, &cancel, &mut counters, &mut usage).await;
+        let outcome = self
+            .run_turn(start, &sink, &cancel, &mut counters, &mut usage)
+            .await;
         if let TurnOutcome::Failed(text) = &outcome {
             sink.event(Event::Error { text: text.clone() });
             self.record_error(text);
@@ -262,15 +274,17 @@ impl Agent {
             if cancel.is_cancelled() {
                 return TurnOutcome::Cancelled;
             }
-            if self.over_threshold() {
-                if let Err(text) = self.compact_inner(None, sink, cancel).await {
-                    sink.event(Event::Notice {
-                        text: format!("automatic compaction failed: {text}"),
-                    });
-                }
+            if self.over_threshold()
+                && let Err(text) = self.compact_inner(None, sink, cancel).await
+            {
+                sink.event(Event::Notice {
+                    text: format!("automatic compaction failed: {text}"),
+                });
             }
             request += 1;
-            sink.event(Event::Status { text: "Thinking".into() });
+            sink.event(Event::Status {
+                text: "Thinking".into(),
+            });
             let result = self.generate(sink, cancel).await;
             let generation = match result {
                 Ok(g) => g,
@@ -281,7 +295,11 @@ impl Agent {
                     compacted_for_length = true;
                     request -= 1;
                     if let Err(text) = self.compact_inner(None, sink, cancel).await {
-                        return self.fail(start, None, format!("the context is too long and compaction failed: {text}"));
+                        return self.fail(
+                            start,
+                            None,
+                            format!("the context is too long and compaction failed: {text}"),
+                        );
                     }
                     continue;
                 }
@@ -296,7 +314,9 @@ impl Agent {
             }
             let calls = match &generation.message {
                 Message::Assistant {
-                    tool_calls, content, ..
+                    tool_calls,
+                    content,
+                    ..
                 } => {
                     if !content.is_empty() {
                         self.last_answer = content.clone();
@@ -335,14 +355,18 @@ impl Agent {
                     self.close_calls(&calls, i);
                     return TurnOutcome::Cancelled;
                 }
-                let outcome = self.toolbox.call(&call.id, &call.name, &call.arguments, &ctx).await;
+                let outcome = self
+                    .toolbox
+                    .call(&call.id, &call.name, &call.arguments, &ctx)
+                    .await;
                 counters.count(&call.name);
                 match outcome {
                     CallOutcome::Output(text) => {
                         self.history.push(Message::tool(&call.id, &call.name, text));
                     }
                     CallOutcome::Stop { output, error } => {
-                        self.history.push(Message::tool(&call.id, &call.name, output));
+                        self.history
+                            .push(Message::tool(&call.id, &call.name, output));
                         self.close_calls(&calls, i + 1);
                         return TurnOutcome::Failed(error);
                     }
@@ -377,11 +401,16 @@ impl Agent {
     /// Give every call from `from` on the not-run result.
     fn close_calls(&mut self, calls: &[ToolCall], from: usize) {
         for call in calls.iter().skip(from) {
-            self.history.push(Message::tool(&call.id, &call.name, NOT_RUN));
+            self.history
+                .push(Message::tool(&call.id, &call.name, NOT_RUN));
         }
     }
 
-    async fn generate(&self, sink: &Arc<dyn Sink>, cancel: &CancellationToken) -> Result<mm_engine::Generation, GenerateError> {
+    async fn generate(
+        &self,
+        sink: &Arc<dyn Sink>,
+        cancel: &CancellationToken,
+    ) -> Result<mm_engine::Generation, GenerateError> {
         let mut messages = Vec::with_capacity(self.history.len() + 1);
         messages.push(Message::system(self.system.clone()));
         messages.extend_from_slice(&self.history);
@@ -395,13 +424,19 @@ impl Agent {
             StreamEvent::Notice(text) => sink.event(Event::Notice { text }),
             StreamEvent::ToolCallFinished(_) | StreamEvent::Usage(_) => {}
         };
-        self.engine.generate(&messages, &self.decls, &mut on_event, cancel).await
+        self.engine
+            .generate(&messages, &self.decls, &mut on_event, cancel)
+            .await
     }
 
     /// Characters of the next request.
     fn request_chars(&self) -> usize {
         self.system.len()
-            + self.history.iter().map(compact::message_chars).sum::<usize>()
+            + self
+                .history
+                .iter()
+                .map(compact::message_chars)
+                .sum::<usize>()
             + self
                 .decls
                 .iter()
@@ -422,13 +457,23 @@ impl Agent {
     }
 
     /// `/compact [focus]`: summarise the history now.
-    pub async fn compact(&mut self, focus: Option<&str>, sink: Arc<dyn Sink>, cancel: CancellationToken) -> Result<(), AgentError> {
+    pub async fn compact(
+        &mut self,
+        focus: Option<&str>,
+        sink: Arc<dyn Sink>,
+        cancel: CancellationToken,
+    ) -> Result<(), AgentError> {
         let result = self.compact_inner(focus, &sink, &cancel).await;
         self.save(&sink);
         result.map_err(AgentError::Other)
     }
 
-    async fn compact_inner(&mut self, focus: Option<&str>, sink: &Arc<dyn Sink>, cancel: &CancellationToken) -> Result<(), String> {
+    async fn compact_inner(
+        &mut self,
+        focus: Option<&str>,
+        sink: &Arc<dyn Sink>,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
         if self.history.is_empty() {
             return Err("nothing to compact yet".into());
         }
@@ -444,7 +489,11 @@ impl Agent {
         let mut from = 0;
         let fixed = self.system.len() + instruction.len();
         loop {
-            let chars = fixed + self.history[from..cut].iter().map(compact::message_chars).sum::<usize>();
+            let chars = fixed
+                + self.history[from..cut]
+                    .iter()
+                    .map(compact::message_chars)
+                    .sum::<usize>();
             if compact::estimate_tokens(chars, self.ratio) <= budget || from + 1 >= cut {
                 break;
             }
@@ -544,14 +593,17 @@ pub struct Collect {
 
 impl Sink for Collect {
     fn event(&self, event: Event) {
-        if let Event::Text { text } = event {
-            if let Ok(mut all) = self.text.lock() {
-                all.push_str(&text);
-            }
+        if let Event::Text { text } = event
+            && let Ok(mut all) = self.text.lock()
+        {
+            all.push_str(&text);
         }
     }
 
-    fn permission<'a>(&'a self, _info: &'a mm_ui::ToolInfo) -> futures::future::BoxFuture<'a, mm_ui::Decision> {
+    fn permission<'a>(
+        &'a self,
+        _info: &'a mm_ui::ToolInfo,
+    ) -> futures::future::BoxFuture<'a, mm_ui::Decision> {
         Box::pin(async { mm_ui::Decision::AllowOnce })
     }
 }

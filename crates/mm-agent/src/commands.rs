@@ -131,7 +131,11 @@ pub fn help(front: Front) -> String {
             (usage, c.description)
         })
         .collect();
-    let width = rows.iter().map(|(u, _)| u.chars().count()).max().unwrap_or(0);
+    let width = rows
+        .iter()
+        .map(|(u, _)| u.chars().count())
+        .max()
+        .unwrap_or(0);
     rows.iter()
         .map(|(u, d)| format!("{u:<width$}  {d}"))
         .collect::<Vec<_>>()
@@ -152,7 +156,9 @@ mod tests {
     fn terminal_fronts_offer_the_required_commands() {
         for front in [Front::Repl, Front::Window] {
             let names: Vec<_> = for_front(front).map(|c| c.name).collect();
-            for want in ["new", "compact", "copy", "sessions", "resume", "model", "help", "quit"] {
+            for want in [
+                "new", "compact", "copy", "sessions", "resume", "model", "help", "quit",
+            ] {
                 assert!(names.contains(&want), "{front:?} lacks /{want}");
             }
         }
@@ -167,10 +173,16 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(parse("/frobnicate", Front::Repl), Parsed::Unknown("frobnicate"));
+        assert_eq!(
+            parse("/frobnicate", Front::Repl),
+            Parsed::Unknown("frobnicate")
+        );
         assert_eq!(parse("/copy", Front::Editor), Parsed::Unknown("copy"));
         assert_eq!(parse("what is /etc/hosts", Front::Repl), Parsed::NotCommand);
-        assert_eq!(parse("/etc/hosts is what?", Front::Repl), Parsed::NotCommand);
+        assert_eq!(
+            parse("/etc/hosts is what?", Front::Repl),
+            Parsed::NotCommand
+        );
     }
 
     #[test]

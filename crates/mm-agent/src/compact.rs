@@ -86,10 +86,13 @@ pub fn rebuild(history: &[Message], cut: usize, summary: &str) -> Vec<Message> {
     text.push_str(summary.trim());
     let tail_has_question = tail.iter().any(|m| matches!(m, Message::User { .. }));
     if !tail_has_question {
-        let last_question = history[..cut.min(history.len())].iter().rev().find_map(|m| match m {
-            Message::User { content } if !content.starts_with(SUMMARY_PREFIX) => Some(content),
-            _ => None,
-        });
+        let last_question = history[..cut.min(history.len())]
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::User { content } if !content.starts_with(SUMMARY_PREFIX) => Some(content),
+                _ => None,
+            });
         if let Some(question) = last_question {
             text.push_str("\n\nThe question being worked on:\n");
             text.push_str(question);
@@ -135,7 +138,11 @@ mod tests {
 
     #[test]
     fn the_question_survives_when_the_tail_lacks_it() {
-        let history = vec![Message::user("fix the parser"), call("a"), Message::tool("a", "bash", "ok")];
+        let history = vec![
+            Message::user("fix the parser"),
+            call("a"),
+            Message::tool("a", "bash", "ok"),
+        ];
         let out = rebuild(&history, 1, "did things");
         match &out[0] {
             Message::User { content } => {

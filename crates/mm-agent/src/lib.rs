@@ -14,9 +14,9 @@ pub mod tools;
 pub mod version;
 
 pub use agent::{Agent, AgentError, Collect, NOT_RUN, PermissionSource, TurnReport, list_sessions};
-pub use mm_store::SessionInfo;
 pub use mm_config as config;
 pub use mm_engine::{Message, ToolCall, Usage};
+pub use mm_store::SessionInfo;
 pub use mm_ui as ui;
 pub use version::version;
 

@@ -29,7 +29,9 @@ pub fn find(text: &str) -> Vec<Mention> {
     let mut found = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] != b'@' || (i > 0 && !bytes[i - 1].is_ascii_whitespace() && bytes[i - 1] != b'(') {
+        if bytes[i] != b'@'
+            || (i > 0 && !bytes[i - 1].is_ascii_whitespace() && bytes[i - 1] != b'(')
+        {
             i += 1;
             continue;
         }
@@ -56,12 +58,12 @@ pub fn find(text: &str) -> Vec<Mention> {
                 let mut end = text.len();
                 while let Some((k, c)) = chars.next() {
                     if c == '\\' {
-                        if let Some(&(_, next)) = chars.peek() {
-                            if next.is_whitespace() || next == '\\' {
-                                path.push(next);
-                                chars.next();
-                                continue;
-                            }
+                        if let Some(&(_, next)) = chars.peek()
+                            && (next.is_whitespace() || next == '\\')
+                        {
+                            path.push(next);
+                            chars.next();
+                            continue;
                         }
                         path.push(c);
                     } else if c.is_whitespace() {
@@ -93,7 +95,8 @@ fn existing(cwd: &Path, path: &str) -> Option<String> {
         if !candidate.is_empty() && cwd.join(candidate).exists() {
             return Some(candidate.to_string());
         }
-        let trimmed = candidate.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']', '\'', '"']);
+        let trimmed =
+            candidate.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']', '\'', '"']);
         if trimmed.len() == candidate.len() {
             return None;
         }
@@ -109,10 +112,10 @@ fn existing(cwd: &Path, path: &str) -> Option<String> {
 pub fn expand(question: &str, cwd: &Path) -> String {
     let mut attached: Vec<String> = Vec::new();
     for mention in find(question) {
-        if let Some(path) = existing(cwd, &mention.path) {
-            if !attached.contains(&path) {
-                attached.push(path);
-            }
+        if let Some(path) = existing(cwd, &mention.path)
+            && !attached.contains(&path)
+        {
+            attached.push(path);
         }
     }
     if attached.is_empty() {
@@ -120,7 +123,13 @@ pub fn expand(question: &str, cwd: &Path) -> String {
     }
     let mut out = question.trim_end().to_string();
     out.push_str("\n\n");
-    out.push_str(&attached.iter().map(|p| attached_line(p)).collect::<Vec<_>>().join("\n"));
+    out.push_str(
+        &attached
+            .iter()
+            .map(|p| attached_line(p))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
     out
 }
 
@@ -146,7 +155,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("main.rs"), "fn main() {}").unwrap();
         std::fs::write(dir.path().join("my notes.md"), "x").unwrap();
-        let out = expand(r#"fix @main.rs, see @"my notes.md" not @missing.rs"#, dir.path());
+        let out = expand(
+            r#"fix @main.rs, see @"my notes.md" not @missing.rs"#,
+            dir.path(),
+        );
         assert_eq!(
             out,
             "fix @main.rs, see @\"my notes.md\" not @missing.rs\n\n[attached file: main.rs]\n[attached file: my notes.md]"

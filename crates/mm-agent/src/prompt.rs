@@ -53,9 +53,17 @@ mod tests {
         let without = system_prompt(dir.path(), &["AGENTS.md".into()]);
         assert!(without.starts_with(BASE));
         assert!(!without.contains("Project instructions"));
-        std::fs::write(dir.path().join("AGENTS.md"), "Run `make test` before you finish.\n").unwrap();
+        std::fs::write(
+            dir.path().join("AGENTS.md"),
+            "Run `make test` before you finish.\n",
+        )
+        .unwrap();
         let with = system_prompt(dir.path(), &["AGENTS.md".into()]);
-        assert!(with.ends_with("Project instructions from AGENTS.md:\nRun `make test` before you finish."));
+        assert!(
+            with.ends_with(
+                "Project instructions from AGENTS.md:\nRun `make test` before you finish."
+            )
+        );
     }
 
     #[test]

@@ -1,19 +1,21 @@
 //! Which tools a session declares: one line per tool (crates.md).
 
 use mm_config::Config;
+use mm_tools::Tool;
 use mm_tools::bash::{Bash, BashSettings};
 use mm_tools::files::{EditFile, ReadFile, WriteFile};
 use mm_tools::skill::ReadSkill;
 use mm_tools::toolbox::{Toolbox, ToolboxSettings};
-use mm_tools::Tool;
-
 
 /// Build the session's tools from the settings; `secrets` are the key
 /// values to redact from every tool result.
 pub fn toolbox(config: &Config, secrets: &[String]) -> Toolbox {
     let mut tools: Vec<Box<dyn Tool>> = Vec::new();
     if config.bash_tool {
-        let mut strip: Vec<String> = mm_tools::bash::KEY_VARS.iter().map(|s| s.to_string()).collect();
+        let mut strip: Vec<String> = mm_tools::bash::KEY_VARS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         if let Some(var) = &config.api_key_env {
             strip.push(var.clone());
         }

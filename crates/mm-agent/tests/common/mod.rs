@@ -1,0 +1,153 @@
+//! Shared helpers for the agent's tests: a config pointed at a mock server,
+//! a recording sink, and a compact text rendering of a history.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use mm_agent::Message;
+use mm_agent::config::Config;
+use mm_agent::ui::{Decision, Event, Sink, ToolInfo};
+
+/// Settings for a test: the mock's OpenAI-compatible endpoint, sessions and
+/// skills in `dir`, no retries, a short watchdog.
+pub fn config(url: &str, dir: &Path) -> Config {
+    let mut c = Config {
+        model: "openai-compatible/test".into(),
+        base_url: Some(format!("{url}/v1")),
+        skills_dir: dir.join("skills"),
+        retries: 0,
+        watchdog: 5,
+        bash_timeout: 10,
+        ..Config::default()
+    };
+    c.sessions.dir = dir.join("sessions");
+    c
+}
+
+/// A sink that records every event and answers permission with `answer`.
+pub struct Recorder {
+    pub events: Mutex<Vec<Event>>,
+    pub answer: Decision,
+}
+
+impl Recorder {
+    pub fn new() -> Arc<Recorder> {
+        Arc::new(Recorder {
+            events: Mutex::new(Vec::new()),
+            answer: Decision::AllowOnce,
+        })
+    }
+
+    pub fn events(&self) -> Vec<Event> {
+        self.events.lock().unwrap().clone()
+    }
+
+    pub fn text(&self) -> String {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Text { text } => Some(text),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub fn notices(&self) -> Vec<String> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Notice { text } => Some(text),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl Sink for Recorder {
+    fn event(&self, event: Event) {
+        self.events.lock().unwrap().push(event);
+    }
+
+    fn permission<'a>(&'a self, _info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
+        let answer = self.answer;
+        Box::pin(async move { answer })
+    }
+}
+
+/// One line per message: `user: …`, `assistant: … [bash {…}]`, `tool bash: …`.
+pub fn render(history: &[Message]) -> String {
+    history
+        .iter()
+        .map(|m| match m {
+            Message::System { content } => format!("system: {}", first_line(content)),
+            Message::User { content } => format!("user: {content}"),
+            Message::Assistant {
+                content,
+                tool_calls,
+                ..
+            } => {
+                let calls: Vec<String> = tool_calls
+                    .iter()
+                    .map(|c| format!("[{} {}]", c.name, c.arguments))
+                    .collect();
+                format!(
+                    "assistant: {content}{}{}",
+                    if calls.is_empty() { "" } else { " " },
+                    calls.join(" ")
+                )
+            }
+            Message::Tool { name, content, .. } => format!("tool {name}: {content}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The same rendering of what a mock request carried (OpenAI wire shape).
+pub fn render_request(body: &serde_json::Value) -> String {
+    body["messages"]
+        .as_array()
+        .map(|messages| {
+            messages
+                .iter()
+                .map(|m| {
+                    let role = m["role"].as_str().unwrap_or("?");
+                    let content = m["content"].as_str().unwrap_or("");
+                    match role {
+                        "system" => format!("system: {}", first_line(content)),
+                        "tool" => format!("tool: {content}"),
+                        "assistant" => {
+                            let calls: Vec<String> = m["tool_calls"]
+                                .as_array()
+                                .map(|calls| {
+                                    calls
+                                        .iter()
+                                        .map(|c| {
+                                            format!(
+                                                "[{} {}]",
+                                                c["function"]["name"].as_str().unwrap_or(""),
+                                                c["function"]["arguments"].as_str().unwrap_or("")
+                                            )
+                                        })
+                                        .collect()
+                                })
+                                .unwrap_or_default();
+                            format!(
+                                "assistant: {content}{}{}",
+                                if calls.is_empty() { "" } else { " " },
+                                calls.join(" ")
+                            )
+                        }
+                        _ => format!("{role}: {content}"),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
