@@ -77,7 +77,7 @@ async fn cancelling_mid_tool_kills_the_command_and_keeps_the_call() {
     let dir = tempfile::tempdir().unwrap();
     let marker = "sleep 31.4159";
     let mock = MockServer::start(vec![
-        Reply::tool_call("c1", "bash", &format!(r#"{{"command":"{marker}"}}"#)),
+        Reply::tool_call("c1", "bash", format!(r#"{{"command":"{marker}"}}"#)),
         Reply::text("unused"),
     ])
     .await
