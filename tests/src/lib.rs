@@ -4,6 +4,8 @@
 //! The library part holds what those share: running a child process and
 //! measuring its wall time, CPU time and peak memory.
 
+pub mod diagram;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
