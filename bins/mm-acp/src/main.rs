@@ -1,6 +1,175 @@
-//! mm-acp: not built yet.
+//! mm-acp: the ACP server editors spawn. Flags, logging to stderr, stdout
+//! kept for the protocol alone, signals; everything else is in the library.
 
-fn main() {
-    eprintln!("mm-acp is not built yet");
-    std::process::exit(2);
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use mm_acp::{Options, Server};
+use mm_agent::config::Overrides;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+/// The Agent Client Protocol server of mm. An editor starts it and speaks
+/// ACP over stdin/stdout; logs go to stderr (RUST_LOG sets the level).
+#[derive(Debug, Parser)]
+#[command(name = "mm-acp", disable_version_flag = true)]
+struct Cli {
+    /// Use this config file instead of the user's and the project's.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// PROVIDER/MODEL, for every session.
+    #[arg(long, value_name = "PROVIDER/MODEL")]
+    model: Option<String>,
+    /// The model server's address.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Print every setting, its value and where it came from, and exit.
+    #[arg(long)]
+    print_config: bool,
+    /// Print the version and exit.
+    #[arg(short = 'V', long)]
+    version: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // No protocol runs yet, but human output still goes to stderr.
+            eprint!("{}", e.render());
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    if cli.version {
+        println!("mm-acp {}", mm_agent::version());
+        return ExitCode::SUCCESS;
+    }
+    let options = Options {
+        config_file: cli.config,
+        flags: Overrides {
+            model: cli.model,
+            base_url: cli.base_url,
+            ..Overrides::default()
+        },
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            eprintln!("mm-acp: cannot read the current directory: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if cli.print_config {
+        let sources = mm_agent::config::Sources::from_process(
+            &cwd,
+            options.config_file.clone(),
+            options.flags.clone(),
+        );
+        return match mm_agent::config::load(&sources) {
+            Ok(loaded) => {
+                eprint!("{}", loaded.print());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("mm-acp: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+
+    init_logging();
+    let protocol_out = match take_stdout() {
+        Ok(file) => file,
+        Err(e) => {
+            eprintln!("mm-acp: cannot set up stdout: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // A broken config is reported per session (the editor shows it);
+    // sessions are on unless the settings say otherwise.
+    let sessions_enabled = match options.config(&cwd) {
+        Ok(config) => config.sessions.enabled,
+        Err(e) => {
+            tracing::error!("{e}");
+            true
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mm-acp: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = runtime.block_on(run(options, sessions_enabled, protocol_out));
+    let _ = std::io::stderr().flush();
+    // The stdin reader thread would block a graceful runtime shutdown.
+    std::process::exit(code);
+}
+
+/// Serve until stdin closes or a signal arrives, then stop every running
+/// command (decisions.md 13).
+async fn run(options: Options, sessions_enabled: bool, out: std::fs::File) -> i32 {
+    let server = Server::new(options, sessions_enabled);
+    let output = tokio::fs::File::from_std(out).compat_write();
+    let input = tokio::io::stdin().compat();
+    let serve = mm_acp::serve(server.clone(), output, input);
+    let (mut term, mut hup, mut int) = match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(t), Ok(h), Ok(i)) => (t, h, i),
+        _ => {
+            tracing::error!("cannot install signal handlers");
+            return 2;
+        }
+    };
+    let code = tokio::select! {
+        result = serve => match result {
+            Ok(()) => 0,
+            Err(e) => {
+                tracing::error!("connection failed: {e}");
+                1
+            }
+        },
+        _ = term.recv() => 0,
+        _ = hup.recv() => 0,
+        _ = int.recv() => 0,
+    };
+    server.shutdown().await;
+    code
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,agent_client_protocol=error"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+/// The protocol's own handle on stdout; fd 1 is then pointed at stderr, so
+/// a stray print or a child that inherits fd 1 writes to stderr instead of
+/// corrupting the protocol. The handle is close-on-exec: no child gets it.
+fn take_stdout() -> std::io::Result<std::fs::File> {
+    let stdout = std::io::stdout();
+    let _ = stdout.lock().flush();
+    let protocol = stdout.as_fd().try_clone_to_owned()?;
+    // SAFETY: dup2 only changes the descriptor table; fds 1 and 2 are open
+    // for the life of the process.
+    let rc = unsafe { libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(std::fs::File::from(protocol))
 }

@@ -1,6 +1,5 @@
-//! mm-repl: not built yet.
+//! `mm-repl`: the terminal front end of mm. All the work is in the library.
 
-fn main() {
-    eprintln!("mm-repl is not built yet");
-    std::process::exit(2);
+fn main() -> std::process::ExitCode {
+    mm_repl::run::main()
 }

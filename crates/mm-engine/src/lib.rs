@@ -2,8 +2,35 @@
 //!
 //! Owns the provider-neutral messages and tool declarations, the provider
 //! registry, streaming, the watchdog, retries, the runaway guard, thinking
-//! and summary requests. It never runs a tool, prints, or knows a front end.
+//! and summary requests. It never runs a tool, prints, or knows a front end;
+//! nothing above it ever sees a provider's JSON.
+//!
+//! Layout: `providers/*` only build requests and turn their wire format into
+//! neutral deltas; `driver` is the one generic loop (streaming, watchdog,
+//! retries, fallback, cancellation) for all of them; `assemble` turns deltas
+//! into events and the assistant message (tool calls, think tags, guard).
 
+mod assemble;
+mod driver;
+mod engine;
+mod error;
+mod frames;
+mod providers;
+pub mod runaway;
+mod think;
 pub mod types;
+mod wire;
 
+#[cfg(test)]
+mod fixture_tests;
+
+pub use driver::STALL_NOTICE;
+pub use engine::{Engine, Generation};
+pub use error::{EngineError, GenerateError, HOW_TO_CHANGE, is_context_length};
+pub use tokio_util::sync::CancellationToken;
 pub use types::*;
+
+/// The names of every registered provider, in registry order.
+pub fn known_providers() -> Vec<&'static str> {
+    providers::known_providers()
+}
