@@ -1,0 +1,465 @@
+//! The ACP methods mm answers (acp.md) and the sessions behind them.
+//!
+//! Each request that may wait (a turn, a load behind a running turn, file
+//! reads) runs in its own tokio task, never in the connection's dispatch
+//! loop: `session/cancel` and the answers to `session/request_permission`
+//! must be able to arrive while a turn runs. Turns are serialised per
+//! process; each session has its own `Agent`, cwd and settings
+//! (decisions.md 19) and a cancellation token per turn.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
+    CancelNotification, ClientCapabilities, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, SessionCapabilities, SessionId, SessionInfo, SessionListCapabilities,
+    SessionUpdate, StopReason, UnstructuredCommandInput,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Client, Error, ErrorCode};
+use mm_agent::commands::{self, Front, Parsed};
+use mm_agent::config::{Config, Overrides, Sources};
+use mm_agent::ui::{Sink, TurnOutcome};
+use mm_agent::{Agent, PermissionSource};
+use tokio_util::sync::CancellationToken;
+
+use crate::replay;
+use crate::sink::{AcpSink, Connection, IdBook, Outlet};
+
+/// How long a cancelled turn may take to unwind before the prompt is
+/// answered anyway (the turn still finishes in the background).
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
+/// How long shutdown waits for cancelled turns to kill their commands.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+/// What the command line chose; every session's settings start from it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--config FILE`.
+    pub config_file: Option<PathBuf>,
+    pub flags: Overrides,
+}
+
+impl Options {
+    /// The settings of a session rooted at `cwd` (its project file, the
+    /// user's file, the environment, the flags).
+    pub fn config(&self, cwd: &Path) -> Result<Config, String> {
+        let sources = Sources::from_process(cwd, self.config_file.clone(), self.flags.clone());
+        mm_agent::config::load(&sources)
+            .map(|loaded| loaded.config)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// One ACP session: its agent and what its turns share.
+struct Session {
+    id: SessionId,
+    cwd: PathBuf,
+    agent: tokio::sync::Mutex<Agent>,
+    ids: Arc<Mutex<IdBook>>,
+    /// Tokens of the turns running or waiting in this session.
+    turns: Mutex<HashMap<u64, CancellationToken>>,
+}
+
+impl Session {
+    fn new(id: SessionId, cwd: PathBuf, agent: Agent, ids: IdBook) -> Arc<Session> {
+        Arc::new(Session {
+            id,
+            cwd,
+            agent: tokio::sync::Mutex::new(agent),
+            ids: Arc::new(Mutex::new(ids)),
+            turns: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn turns(&self) -> MutexGuard<'_, HashMap<u64, CancellationToken>> {
+        self.turns.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn cancel_all(&self) {
+        for token in self.turns().values() {
+            token.cancel();
+        }
+    }
+}
+
+/// The agent side of the connection.
+pub struct Server {
+    options: Options,
+    /// `loadSession` is advertised only when sessions are enabled
+    /// (decisions.md 20), by the settings of the process's directory.
+    sessions_enabled: bool,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// Saved-session id → ACP id of the live session that holds it.
+    saved: Mutex<HashMap<String, String>>,
+    /// Serialises turns: the engine is not built for concurrent generations.
+    turn_lock: tokio::sync::Mutex<()>,
+    next_turn: AtomicU64,
+    /// The client's `fs` and `terminal` capabilities, recorded as acp.md
+    /// asks; mm runs its tools itself, so nothing depends on them yet.
+    client: Mutex<Option<ClientCapabilities>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Server {
+    pub fn new(options: Options, sessions_enabled: bool) -> Arc<Server> {
+        Arc::new(Server {
+            options,
+            sessions_enabled,
+            sessions: Mutex::new(HashMap::new()),
+            saved: Mutex::new(HashMap::new()),
+            turn_lock: tokio::sync::Mutex::new(()),
+            next_turn: AtomicU64::new(1),
+            client: Mutex::new(None),
+        })
+    }
+
+    fn session(&self, id: &SessionId) -> Option<Arc<Session>> {
+        lock(&self.sessions).get(id.0.as_ref()).cloned()
+    }
+
+    /// `initialize`: protocol 1 and what mm offers; the client's
+    /// capabilities are recorded (mm runs its tools itself).
+    pub fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
+        tracing::debug!(
+            fs_read = request.client_capabilities.fs.read_text_file,
+            fs_write = request.client_capabilities.fs.write_text_file,
+            terminal = request.client_capabilities.terminal,
+            "client capabilities"
+        );
+        *lock(&self.client) = Some(request.client_capabilities);
+        InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
+            .agent_capabilities(
+                AgentCapabilities::new()
+                    .load_session(self.sessions_enabled)
+                    .prompt_capabilities(
+                        PromptCapabilities::new()
+                            .image(false)
+                            .audio(false)
+                            .embedded_context(true),
+                    )
+                    .mcp_capabilities(McpCapabilities::new().http(false).sse(false))
+                    .session_capabilities(
+                        SessionCapabilities::new().list(SessionListCapabilities::new()),
+                    ),
+            )
+            .auth_methods(Vec::new())
+            .agent_info(
+                agent_client_protocol::v1::schema::Implementation::new("mm", mm_agent::version())
+                    .title("mm"),
+            )
+    }
+
+    /// `session/new`: an agent rooted at `cwd` with that directory's settings.
+    /// `mcpServers` is accepted and ignored until MCP support lands. The
+    /// caller answers, then sends [`commands_update`].
+    pub fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
+        let cwd = checked_cwd(&request.cwd)?;
+        let agent = self.build_agent(&cwd)?;
+        let id = SessionId::new(new_id());
+        let session = Session::new(id.clone(), cwd, agent, IdBook::default());
+        lock(&self.sessions).insert(id.0.to_string(), session);
+        Ok(NewSessionResponse::new(id))
+    }
+
+    fn build_agent(&self, cwd: &Path) -> Result<Agent, Error> {
+        let config = self.options.config(cwd).map_err(internal)?;
+        Agent::new(config, cwd, PermissionSource::Editor).map_err(|e| internal(e.to_string()))
+    }
+
+    /// `session/load`: continue a saved session, replaying its whole history
+    /// into `outlet` before the answer. The caller answers, then sends
+    /// [`commands_update`].
+    pub async fn load_session(
+        &self,
+        request: LoadSessionRequest,
+        outlet: &dyn Outlet,
+    ) -> Result<LoadSessionResponse, Error> {
+        let cwd = checked_cwd(&request.cwd)?;
+        let wanted = request.session_id.0.to_string();
+
+        // Held by a live session of this process: show that one again.
+        let live = {
+            let saved = lock(&self.saved).get(&wanted).cloned();
+            let sessions = lock(&self.sessions);
+            saved
+                .and_then(|acp| sessions.get(&acp).cloned())
+                .or_else(|| sessions.get(&wanted).cloned())
+        };
+        let session = match live {
+            Some(session) => session,
+            None => {
+                let config = self.options.config(&cwd).map_err(internal)?;
+                if !config.sessions.enabled {
+                    return Err(Error::invalid_request()
+                        .data("sessions are disabled (sessions.enabled: false)"));
+                }
+                let known = mm_agent::list_sessions(&config, Some(&cwd))
+                    .map_err(|e| internal(e.to_string()))?;
+                if !known.iter().any(|s| s.id == wanted) {
+                    return Err(agent_client_protocol::v1::schema::Error::session_not_found(
+                        request.session_id.clone(),
+                    )
+                    .into());
+                }
+                let mut agent = Agent::new(config, &cwd, PermissionSource::Editor)
+                    .map_err(|e| internal(e.to_string()))?;
+                agent
+                    .resume(Some(&wanted))
+                    .map_err(|e| internal(e.to_string()))?;
+                let session =
+                    Session::new(request.session_id.clone(), cwd, agent, IdBook::default());
+                lock(&self.sessions).insert(wanted.clone(), session.clone());
+                lock(&self.saved).insert(wanted.clone(), wanted.clone());
+                session
+            }
+        };
+        if session.id != request.session_id {
+            // The same session under the id the editor now uses.
+            lock(&self.sessions).insert(wanted.clone(), session.clone());
+        }
+        let agent = session.agent.lock().await;
+        let updates = {
+            let mut ids = lock(&session.ids);
+            replay::updates(agent.history(), &session.cwd, &mut ids)
+        };
+        drop(agent);
+        for update in updates {
+            outlet.update(&request.session_id, update);
+        }
+        Ok(LoadSessionResponse::new())
+    }
+
+    /// `session/list`: the saved sessions of `cwd` (all without it), most
+    /// recently updated first.
+    pub fn list_sessions(
+        &self,
+        request: ListSessionsRequest,
+    ) -> Result<ListSessionsResponse, Error> {
+        let base = match &request.cwd {
+            Some(cwd) => checked_cwd(cwd)?,
+            None => std::env::current_dir().map_err(|e| internal(e.to_string()))?,
+        };
+        let config = self.options.config(&base).map_err(internal)?;
+        let found = mm_agent::list_sessions(&config, request.cwd.as_deref())
+            .map_err(|e| internal(e.to_string()))?;
+        let sessions = found
+            .into_iter()
+            .map(|s| {
+                let title = (!s.title.is_empty()).then(|| s.title.clone());
+                SessionInfo::new(s.id.clone(), s.cwd.clone())
+                    .title(title)
+                    .updated_at(
+                        s.updated_at
+                            .format(&time::format_description::well_known::Rfc3339)
+                            .ok(),
+                    )
+            })
+            .collect();
+        Ok(ListSessionsResponse::new(sessions))
+    }
+
+    /// `session/cancel`: cancel every turn of the session, running or
+    /// waiting. The turn kills its command group and answers `cancelled`.
+    pub fn cancel(&self, notification: CancelNotification) {
+        match self.session(&notification.session_id) {
+            Some(session) => session.cancel_all(),
+            None => tracing::debug!("cancel for unknown session {}", notification.session_id),
+        }
+    }
+
+    /// `session/prompt`: one turn, answered through `responder`. The turn's
+    /// token is registered here, in the dispatch loop, so that a
+    /// `session/cancel` dispatched right after it is never lost; the turn
+    /// itself runs in its own task (see the module doc).
+    pub fn prompt(
+        self: Arc<Self>,
+        request: PromptRequest,
+        responder: Responder<PromptResponse>,
+        cx: ConnectionTo<Client>,
+    ) {
+        let Some(session) = self.session(&request.session_id) else {
+            let error = agent_client_protocol::v1::schema::Error::session_not_found(
+                request.session_id.clone(),
+            );
+            let _ = responder.respond_with_error(error.into());
+            return;
+        };
+        let turn = self.next_turn.fetch_add(1, Ordering::Relaxed);
+        let cancel = CancellationToken::new();
+        session.turns().insert(turn, cancel.clone());
+        let outlet: Arc<dyn Outlet> = Arc::new(Connection(cx));
+        tokio::spawn(async move {
+            self.turn(&session, &request, &cancel, outlet, responder)
+                .await;
+            session.turns().remove(&turn);
+        });
+    }
+
+    async fn turn(
+        &self,
+        session: &Arc<Session>,
+        request: &PromptRequest,
+        cancel: &CancellationToken,
+        outlet: Arc<dyn Outlet>,
+        responder: Responder<PromptResponse>,
+    ) {
+        let sink = Arc::new(AcpSink::new(
+            outlet,
+            request.session_id.clone(),
+            session.ids.clone(),
+        ));
+        let answer = |sink: &AcpSink, responder: Responder<PromptResponse>, stop: StopReason| {
+            // Open calls are closed before the answer; nothing follows it.
+            sink.finish();
+            if let Err(e) = responder.respond(PromptResponse::new(stop)) {
+                tracing::debug!("prompt answer not sent: {e}");
+            }
+        };
+
+        let _serial = tokio::select! {
+            guard = self.turn_lock.lock() => guard,
+            _ = cancel.cancelled() => return answer(&sink, responder, StopReason::Cancelled),
+        };
+        let mut agent = session.agent.lock().await;
+        if cancel.is_cancelled() {
+            return answer(&sink, responder, StopReason::Cancelled);
+        }
+        let question = crate::prompt::question(&request.prompt);
+        let dyn_sink: Arc<dyn Sink> = sink.clone();
+
+        let stop = match commands::parse(&question, Front::Editor) {
+            Parsed::Command { command, argument } => match command.name {
+                "new" => {
+                    agent.new_session();
+                    sink.message("Started a new session.");
+                    StopReason::EndTurn
+                }
+                "compact" => {
+                    let focus = (!argument.is_empty()).then_some(argument);
+                    if let Err(e) = agent.compact(focus, dyn_sink, cancel.clone()).await {
+                        sink.message(&e.to_string());
+                    }
+                    StopReason::EndTurn
+                }
+                other => {
+                    sink.message(&format!("/{other} is not available in an editor"));
+                    StopReason::EndTurn
+                }
+            },
+            Parsed::Unknown(name) => {
+                let names: Vec<String> = commands::for_front(Front::Editor)
+                    .map(|c| format!("/{}", c.name))
+                    .collect();
+                sink.message(&format!(
+                    "unknown command /{name}; the commands here are {}",
+                    names.join(", ")
+                ));
+                StopReason::EndTurn
+            }
+            Parsed::NotCommand => {
+                let mut run = Box::pin(agent.ask(&question, dyn_sink, cancel.clone()));
+                let grace = async {
+                    cancel.cancelled().await;
+                    tokio::time::sleep(CANCEL_GRACE).await;
+                };
+                let report = tokio::select! {
+                    report = &mut run => Some(report),
+                    _ = grace => None,
+                };
+                match report {
+                    Some(report) => match report.outcome {
+                        TurnOutcome::Done | TurnOutcome::Failed(_) => StopReason::EndTurn,
+                        TurnOutcome::MaxTurns => StopReason::MaxTurnRequests,
+                        TurnOutcome::Cancelled => StopReason::Cancelled,
+                    },
+                    None => {
+                        // Answer now; let the turn unwind (and keep its
+                        // history) before the next one starts.
+                        answer(&sink, responder, StopReason::Cancelled);
+                        if tokio::time::timeout(Duration::from_secs(30), &mut run)
+                            .await
+                            .is_err()
+                        {
+                            tracing::warn!("a cancelled turn did not stop within 30s; dropped");
+                        }
+                        drop(run);
+                        self.remember_saved(session, &agent);
+                        return;
+                    }
+                }
+            }
+        };
+        // The protocol requires `cancelled` after a cancel, whatever the
+        // engine made of it.
+        let stop = if cancel.is_cancelled() {
+            StopReason::Cancelled
+        } else {
+            stop
+        };
+        self.remember_saved(session, &agent);
+        answer(&sink, responder, stop);
+    }
+
+    /// Note which saved session a live one now writes to, so that loading
+    /// it again in this process finds the live one.
+    fn remember_saved(&self, session: &Session, agent: &Agent) {
+        if let Some(saved) = agent.session_id() {
+            lock(&self.saved).insert(saved, session.id.0.to_string());
+        }
+    }
+
+    /// Cancel every turn (their commands' process groups are killed) and
+    /// wait, bounded, for them to stop.
+    pub async fn shutdown(&self) {
+        let sessions: Vec<Arc<Session>> = lock(&self.sessions).values().cloned().collect();
+        for session in &sessions {
+            session.cancel_all();
+        }
+        let _ = tokio::time::timeout(SHUTDOWN_GRACE, self.turn_lock.lock()).await;
+    }
+}
+
+/// The editor slice of the command table, names without the slash.
+pub fn commands_update() -> SessionUpdate {
+    let commands = commands::for_front(Front::Editor)
+        .map(|c| {
+            AvailableCommand::new(c.name, c.description).input(c.argument.map(|hint| {
+                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(hint))
+            }))
+        })
+        .collect();
+    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands))
+}
+
+/// The session root must be an existing absolute directory.
+fn checked_cwd(cwd: &Path) -> Result<PathBuf, Error> {
+    if !cwd.is_absolute() {
+        return Err(Error::invalid_params()
+            .data(format!("cwd must be an absolute path: {}", cwd.display())));
+    }
+    if !cwd.is_dir() {
+        return Err(
+            Error::invalid_params().data(format!("cwd is not a directory: {}", cwd.display()))
+        );
+    }
+    Ok(cwd.to_path_buf())
+}
+
+fn internal(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::INTERNAL_ERROR, message.into())
+}
+
+/// A session id for the editor until the store names one.
+fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}

@@ -1,0 +1,1130 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! End to end: the built `mm-acp` against the mock model server, driven by
+//! the ACP SDK's own client. Every test also checks that each line the
+//! agent wrote to stdout is JSON-RPC 2.0 and that it exits when its stdin
+//! closes.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, EmbeddedResource, EmbeddedResourceResource,
+    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest, ResourceLink,
+    SessionUpdate, StopReason, TextResourceContents,
+};
+use common::*;
+use mm_mock::{MockServer, Reply, Step};
+use serde_json::{Value, json};
+
+fn kind_of(u: &SessionUpdate) -> String {
+    serde_json::to_value(u).unwrap()["sessionUpdate"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Updates about tool call `id`, as JSON.
+fn about(updates: &[SessionUpdate], id: &str) -> Vec<Value> {
+    as_json(updates)
+        .into_iter()
+        .filter(|u| u["toolCallId"] == id)
+        .collect()
+}
+
+/// Index of the first wire line matching `f`.
+fn line_index(wire: &[Value], f: impl Fn(&Value) -> bool) -> usize {
+    wire.iter()
+        .position(f)
+        .unwrap_or_else(|| panic!("no such line in {wire:#?}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn initialize_advertises_what_mm_implements() {
+    let mock = MockServer::start(vec![]).await.unwrap();
+    let env = Env::new(&mock, "");
+    let wire = run(&env, vec![], async |ctx| {
+        let response = ctx.initialize().await;
+        assert_eq!(
+            response.protocol_version,
+            agent_client_protocol::schema::ProtocolVersion::V1
+        );
+    })
+    .await;
+    let lines = wire_json(&wire);
+    let result = &lines[0]["result"];
+    assert_eq!(result["protocolVersion"], 1);
+    assert_eq!(result["agentInfo"]["name"], "mm");
+    assert_eq!(result["agentInfo"]["title"], "mm");
+    assert_eq!(result["agentInfo"]["version"], mm_agent::version());
+    assert_eq!(result["authMethods"], json!([]));
+    let caps = &result["agentCapabilities"];
+    assert_eq!(caps["loadSession"], true);
+    assert_eq!(
+        caps["promptCapabilities"],
+        json!({"image": false, "audio": false, "embeddedContext": true})
+    );
+    assert_eq!(
+        caps["mcpCapabilities"],
+        json!({"http": false, "sse": false})
+    );
+    assert_eq!(caps["sessionCapabilities"]["list"], json!({}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn load_session_is_not_advertised_when_sessions_are_off() {
+    let mock = MockServer::start(vec![]).await.unwrap();
+    let env = Env::new(&mock, "sessions:\n  enabled: false\n");
+    run(&env, vec![], async |ctx| {
+        let response = ctx.initialize().await;
+        assert!(!response.agent_capabilities.load_session);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_session_offers_the_editor_commands() {
+    let mock = MockServer::start(vec![]).await.unwrap();
+    let env = Env::new(&mock, "");
+    let wire = run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        let mut seen = Vec::new();
+        let update = ctx
+            .wait_for(&mut seen, |u| kind_of(u) == "available_commands_update")
+            .await;
+        let v = serde_json::to_value(update).unwrap();
+        let expected: Vec<Value> = mm_agent::commands::for_front(mm_agent::commands::Front::Editor)
+            .map(|c| {
+                let mut cmd = json!({"name": c.name, "description": c.description});
+                if let Some(hint) = c.argument {
+                    cmd["input"] = json!({"hint": hint});
+                }
+                cmd
+            })
+            .collect();
+        assert_eq!(v["availableCommands"], Value::Array(expected));
+        let names: Vec<_> = v["availableCommands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, ["new", "compact"]);
+        assert!(!id.0.is_empty());
+
+        // A session/new that breaks the schema (no mcpServers) is -32602.
+        let raw = serde_json::json!({"cwd": ctx.project});
+        let err = ctx
+            .cx
+            .send_request(agent_client_protocol::UntypedMessage::new("session/new", raw).unwrap())
+            .block_task()
+            .await
+            .unwrap_err();
+        assert_eq!(i32::from(err.code), -32602, "{err:?}");
+        // A relative cwd too.
+        let err = ctx
+            .cx
+            .send_request(NewSessionRequest::new("relative/dir"))
+            .block_task()
+            .await
+            .unwrap_err();
+        assert_eq!(i32::from(err.code), -32602, "{err:?}");
+    })
+    .await;
+    // The command list follows the answer to session/new.
+    let lines = wire_json(&wire);
+    let answer = line_index(&lines, |l| l["result"]["sessionId"].is_string());
+    let commands = line_index(&lines, |l| {
+        l["params"]["update"]["sessionUpdate"] == "available_commands_update"
+    });
+    assert!(answer < commands);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_prompt_streams_reasoning_and_text() {
+    let mock = MockServer::start(vec![Reply::stream(vec![
+        Step::reasoning("Let me think"),
+        Step::reasoning(" about it."),
+        Step::text("Hello"),
+        Step::text(", world"),
+    ])])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        let response = ctx.prompt(&id, "say hello").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        let updates = ctx.drain();
+        assert_eq!(
+            chunks(&updates, "agent_thought_chunk"),
+            "Let me think about it."
+        );
+        assert_eq!(chunks(&updates, "agent_message_chunk"), "Hello, world");
+        // Reasoning streams before the answer.
+        let first_thought = updates
+            .iter()
+            .position(|u| kind_of(u) == "agent_thought_chunk")
+            .unwrap();
+        let first_text = updates
+            .iter()
+            .position(|u| kind_of(u) == "agent_message_chunk")
+            .unwrap();
+        assert!(first_thought < first_text);
+    })
+    .await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 1);
+    let user = messages(&requests[0].body)
+        .into_iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap();
+    assert_eq!(content_text(&user), "say hello");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_allowed_once_is_asked_before_every_call() {
+    let mock = MockServer::start(vec![
+        Reply::tool_call("call_1", "bash", r#"{"command":"echo out; echo err >&2"}"#),
+        Reply::tool_call("call_2", "bash", r#"{"command":"echo again"}"#),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    let wire = run(&env, vec!["allow_once", "allow_once"], async |mut ctx| {
+        let id = ctx.start().await;
+        let response = ctx.prompt(&id, "run it").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        let updates = ctx.drain();
+        let one = about(&updates, "call_1");
+        assert_eq!(one.len(), 3, "{one:#?}");
+        assert_eq!(one[0]["sessionUpdate"], "tool_call");
+        assert_eq!(one[0]["kind"], "execute");
+        assert_eq!(one[0]["title"], "echo out; echo err >&2");
+        assert_eq!(
+            one[0]["rawInput"],
+            json!({"command": "echo out; echo err >&2"})
+        );
+        assert!(one[0].get("status").is_none_or(|s| s == "pending"));
+        assert_eq!(one[1]["status"], "in_progress");
+        assert_eq!(one[2]["status"], "completed");
+        let output = one[2]["content"][0]["content"]["text"].as_str().unwrap();
+        assert!(output.contains("out") && output.contains("err"), "{output}");
+        let two = about(&updates, "call_2");
+        assert_eq!(two.last().unwrap()["status"], "completed");
+        // Asked once per call, with the call and the three options.
+        let asked = ctx.asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 2);
+        let first = serde_json::to_value(&asked[0]).unwrap();
+        assert_eq!(first["toolCall"]["toolCallId"], "call_1");
+        let options: Vec<_> = first["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["optionId"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(options, ["allow_once", "allow_always", "reject_once"]);
+        assert_eq!(chunks(&updates, "agent_message_chunk"), "done");
+    })
+    .await;
+    // On the wire: tool_call, then the question, then in_progress, then completed.
+    let lines = wire_json(&wire);
+    let call = line_index(&lines, |l| {
+        l["params"]["update"]["sessionUpdate"] == "tool_call"
+            && l["params"]["update"]["toolCallId"] == "call_1"
+    });
+    let asked = line_index(&lines, |l| {
+        l["method"] == "session/request_permission"
+            && l["params"]["toolCall"]["toolCallId"] == "call_1"
+    });
+    let running = line_index(&lines, |l| {
+        l["params"]["update"]["toolCallId"] == "call_1"
+            && l["params"]["update"]["status"] == "in_progress"
+    });
+    let done = line_index(&lines, |l| {
+        l["params"]["update"]["toolCallId"] == "call_1"
+            && l["params"]["update"]["status"] == "completed"
+    });
+    assert!(call < asked && asked < running && running < done);
+    // The model saw the command's output (stdout and stderr, never our stdout).
+    let requests = mock.requests();
+    let tool = messages(&requests[1].body)
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert_eq!(content_text(&tool), "out\nerr\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_allowed_always_is_not_asked_again_in_the_session() {
+    let mock = MockServer::start(vec![
+        Reply::tool_call("call_1", "bash", r#"{"command":"echo one"}"#),
+        Reply::tool_call("call_2", "bash", r#"{"command":"echo two"}"#),
+        Reply::text("done"),
+        Reply::tool_call("call_3", "bash", r#"{"command":"echo three"}"#),
+        Reply::text("done again"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    run(&env, vec!["allow_always"], async |mut ctx| {
+        let id = ctx.start().await;
+        assert_eq!(
+            ctx.prompt(&id, "first").await.stop_reason,
+            StopReason::EndTurn
+        );
+        assert_eq!(
+            ctx.prompt(&id, "second").await.stop_reason,
+            StopReason::EndTurn
+        );
+        let updates = ctx.drain();
+        for (call, out) in [
+            ("call_1", "one\n"),
+            ("call_2", "two\n"),
+            ("call_3", "three\n"),
+        ] {
+            let last = about(&updates, call).pop().unwrap();
+            assert_eq!(last["status"], "completed", "{call}");
+            assert_eq!(last["content"][0]["content"]["text"], out, "{call}");
+        }
+        assert_eq!(
+            ctx.asked.lock().unwrap().len(),
+            1,
+            "asked again after allow_always"
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bash_rejected_tells_the_model_and_does_not_run() {
+    let mock = MockServer::start(vec![
+        Reply::tool_call("call_1", "bash", r#"{"command":"touch made-by-bash"}"#),
+        Reply::text("ok, I will not"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    run(&env, vec!["reject_once"], async |mut ctx| {
+        let id = ctx.start().await;
+        let response = ctx.prompt(&id, "make a file").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        let updates = ctx.drain();
+        let call = about(&updates, "call_1");
+        assert_eq!(call.len(), 2, "straight from pending to failed: {call:#?}");
+        assert_eq!(
+            call[1],
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "status": "failed",
+                   "content": [{"type": "content", "content": {"type": "text", "text": "[command rejected by the user]"}}]})
+        );
+        assert!(!ctx.project.join("made-by-bash").exists());
+        assert_eq!(chunks(&updates, "agent_message_chunk"), "ok, I will not");
+    })
+    .await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let tool = messages(&requests[1].body)
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert_eq!(content_text(&tool), "[command rejected by the user]");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_travels_as_a_whole_file_diff() {
+    let mock = MockServer::start(vec![
+        Reply::tool_call(
+            "call_1",
+            "edit_file",
+            r#"{"path":"notes.txt","edits":[{"old":"hello","new":"goodbye"}]}"#,
+        ),
+        Reply::text("edited"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    std::fs::write(env.project.join("notes.txt"), "hello world\nsecond line\n").unwrap();
+    let path = env.project.join("notes.txt").display().to_string();
+    run(&env, vec!["allow_once"], async |mut ctx| {
+        let id = ctx.start().await;
+        let response = ctx.prompt(&id, "edit notes").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        let diff = json!({"type": "diff", "path": path, "oldText": "hello world\nsecond line\n",
+                          "newText": "goodbye world\nsecond line\n"});
+        let updates = ctx.drain();
+        let call = about(&updates, "call_1");
+        assert_eq!(call[0]["sessionUpdate"], "tool_call");
+        assert_eq!(call[0]["kind"], "edit");
+        assert_eq!(call[0]["locations"], json!([{"path": path}]));
+        assert_eq!(call[0]["content"], json!([diff.clone()]));
+        // The dialog shows the diff too.
+        let asked = serde_json::to_value(&ctx.asked.lock().unwrap()[0]).unwrap();
+        assert_eq!(asked["toolCall"]["content"], json!([diff.clone()]));
+        let last = call.last().unwrap();
+        assert_eq!(last["status"], "completed");
+        assert_eq!(last["content"][0], diff);
+        assert_eq!(last["content"][1]["type"], "content");
+        assert_eq!(
+            std::fs::read_to_string(ctx.project.join("notes.txt")).unwrap(),
+            "goodbye world\nsecond line\n"
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_kills_the_command_group_and_answers_cancelled() {
+    let mock = MockServer::start(vec![
+        Reply::tool_call("call_1", "bash", r#"{"command":"sleep 37"}"#),
+        Reply::text("never needed"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    let wire = run(&env, vec!["allow_once"], async |mut ctx| {
+        let id = ctx.start().await;
+        let pending = ctx
+            .cx
+            .send_request(PromptRequest::new(id.clone(), vec![text_block("wait")]));
+        let mut seen = Vec::new();
+        ctx.wait_for(&mut seen, |u| {
+            let v = serde_json::to_value(u).unwrap();
+            v["toolCallId"] == "call_1" && v["status"] == "in_progress"
+        })
+        .await;
+        // The command is running: find its process group.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let pgrp = loop {
+            if let Some(&(_, pgrp)) = processes(&["sleep", "37"]).first() {
+                break pgrp;
+            }
+            assert!(Instant::now() < deadline, "sleep 37 never started");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let started = Instant::now();
+        ctx.cx
+            .send_notification(CancelNotification::new(id.clone()))
+            .unwrap();
+        let response = tokio::time::timeout(Duration::from_secs(10), pending.block_task())
+            .await
+            .expect("cancel was not answered")
+            .unwrap();
+        assert_eq!(response.stop_reason, StopReason::Cancelled);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        // The whole group is gone.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !group_members(pgrp).is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "group {pgrp} still alive: {:?}",
+                group_members(pgrp)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // The call was closed as failed before the answer; nothing follows.
+        seen.extend(ctx.drain());
+        let call = about(&seen, "call_1");
+        assert_eq!(call.last().unwrap()["status"], "failed", "{call:#?}");
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        assert!(ctx.drain().is_empty(), "updates after the cancelled answer");
+    })
+    .await;
+    let lines = wire_json(&wire);
+    let answer = line_index(&lines, |l| l["result"]["stopReason"] == "cancelled");
+    let failed = line_index(&lines, |l| {
+        l["params"]["update"]["toolCallId"] == "call_1"
+            && l["params"]["update"]["status"] == "failed"
+    });
+    assert!(failed < answer);
+    assert!(
+        lines[answer + 1..]
+            .iter()
+            .all(|l| l["method"] != "session/update"),
+        "an update followed the cancelled answer"
+    );
+    // The model was not asked again after the cancel.
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn load_replays_a_saved_session_and_list_finds_it() {
+    let mock = MockServer::start(vec![
+        Reply::stream(vec![
+            Step::reasoning("I should check."),
+            Step::ToolCall {
+                index: 0,
+                id: Some("call_1".into()),
+                name: "bash".into(),
+                arguments: r#"{"command":"echo seven"}"#.into(),
+            },
+        ]),
+        Reply::text("Noted: 7"),
+        Reply::text("It was 7."),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "acp:\n  permissions: allow\n");
+    // First process: one turn, saved.
+    run(&env, vec![], async |ctx| {
+        let id = ctx.start().await;
+        assert_eq!(
+            ctx.prompt(&id, "remember the number 7").await.stop_reason,
+            StopReason::EndTurn
+        );
+        assert!(
+            ctx.asked.lock().unwrap().is_empty(),
+            "acp.permissions: allow must not ask"
+        );
+    })
+    .await;
+    let other = env.root().join("elsewhere");
+    std::fs::create_dir_all(&other).unwrap();
+    // Second process: list, load, continue.
+    run(&env, vec![], async |mut ctx| {
+        assert!(ctx.initialize().await.agent_capabilities.load_session);
+        let listed = ctx
+            .cx
+            .send_request(ListSessionsRequest::new().cwd(ctx.project.clone()))
+            .block_task()
+            .await
+            .unwrap();
+        assert_eq!(listed.sessions.len(), 1, "{listed:?}");
+        let info = &listed.sessions[0];
+        assert_eq!(info.cwd, ctx.project);
+        assert_eq!(info.title.as_deref(), Some("remember the number 7"));
+        let updated = info.updated_at.clone().expect("updatedAt");
+        assert!(time::OffsetDateTime::parse(&updated, &time::format_description::well_known::Rfc3339).is_ok());
+        let all = ctx.cx.send_request(ListSessionsRequest::new()).block_task().await.unwrap();
+        assert!(all.sessions.iter().any(|s| s.session_id == info.session_id));
+        let none = ctx
+            .cx
+            .send_request(ListSessionsRequest::new().cwd(other.clone()))
+            .block_task()
+            .await
+            .unwrap();
+        assert!(none.sessions.is_empty());
+
+        // An unknown id is -32002.
+        let err = ctx
+            .cx
+            .send_request(LoadSessionRequest::new("no-such-session", ctx.project.clone()))
+            .block_task()
+            .await
+            .unwrap_err();
+        assert_eq!(i32::from(err.code), -32002);
+
+        let id = info.session_id.clone();
+        ctx.cx
+            .send_request(LoadSessionRequest::new(id.clone(), ctx.project.clone()))
+            .block_task()
+            .await
+            .unwrap();
+        // Everything was replayed before the answer.
+        let replay: Vec<_> = ctx
+            .drain()
+            .into_iter()
+            .filter(|u| kind_of(u) != "available_commands_update")
+            .collect();
+        let text = |kind: &str, t: &str| json!({"sessionUpdate": kind, "content": {"type": "text", "text": t}});
+        assert_eq!(
+            as_json(&replay),
+            vec![
+                text("user_message_chunk", "remember the number 7"),
+                text("agent_thought_chunk", "I should check."),
+                json!({"sessionUpdate": "tool_call", "toolCallId": "call_1", "title": "echo seven",
+                       "kind": "execute", "rawInput": {"command": "echo seven"}}),
+                json!({"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "status": "completed",
+                       "content": [{"type": "content", "content": {"type": "text", "text": "seven\n"}}]}),
+                text("agent_message_chunk", "Noted: 7"),
+            ]
+        );
+        // The loaded session goes on with its history.
+        assert_eq!(ctx.prompt(&id, "what was it?").await.stop_reason, StopReason::EndTurn);
+        assert_eq!(chunks(&ctx.drain(), "agent_message_chunk"), "It was 7.");
+    })
+    .await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 3);
+    let history: Vec<String> = messages(&requests[2].body)
+        .iter()
+        .map(content_text)
+        .collect();
+    assert!(
+        history.iter().any(|m| m == "remember the number 7"),
+        "{history:?}"
+    );
+    assert!(history.iter().any(|m| m == "Noted: 7"), "{history:?}");
+    assert_eq!(history.last().unwrap(), "what was it?");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_prompts_at_once_run_one_after_the_other() {
+    let mock = MockServer::start(vec![
+        Reply::stream(vec![Step::stall(1500), Step::text("first answer")]),
+        Reply::text("second answer"),
+        Reply::stream(vec![Step::stall(700), Step::text("third answer")]),
+        Reply::text("fourth answer"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    let wire = run(&env, vec![], async |mut ctx| {
+        // Two sessions: turns are serialised per process, not per session.
+        let a = ctx.start().await;
+        let b = ctx
+            .cx
+            .send_request(NewSessionRequest::new(ctx.project.clone()))
+            .block_task()
+            .await
+            .unwrap()
+            .session_id;
+        let pa = ctx.cx.send_request(PromptRequest::new(
+            a.clone(),
+            vec![text_block("question A")],
+        ));
+        let pb = ctx.cx.send_request(PromptRequest::new(
+            b.clone(),
+            vec![text_block("question B")],
+        ));
+        // While the first generation stalls, the other turn has not asked
+        // the model anything.
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        assert_eq!(mock.requests().len(), 1, "two generations ran at once");
+        let (ra, rb) = futures::join!(pa.block_task(), pb.block_task());
+        assert_eq!(ra.unwrap().stop_reason, StopReason::EndTurn);
+        assert_eq!(rb.unwrap().stop_reason, StopReason::EndTurn);
+        assert_eq!(mock.requests().len(), 2);
+
+        // The same session twice: the second turn sees the first one's answer.
+        let p3 = ctx.cx.send_request(PromptRequest::new(
+            a.clone(),
+            vec![text_block("question C")],
+        ));
+        let p4 = ctx.cx.send_request(PromptRequest::new(
+            a.clone(),
+            vec![text_block("question D")],
+        ));
+        let (r3, r4) = futures::join!(p3.block_task(), p4.block_task());
+        assert_eq!(r3.unwrap().stop_reason, StopReason::EndTurn);
+        assert_eq!(r4.unwrap().stop_reason, StopReason::EndTurn);
+        let texts = chunks(&ctx.drain(), "agent_message_chunk");
+        assert!(texts.ends_with("third answerfourth answer"), "{texts}");
+    })
+    .await;
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 4);
+    let fourth: Vec<String> = messages(&requests[3].body)
+        .iter()
+        .map(content_text)
+        .collect();
+    assert!(fourth.iter().any(|m| m == "third answer"), "{fourth:?}");
+    // On the wire, the first turn is answered before the second one speaks.
+    let lines = wire_json(&wire);
+    let first_end = line_index(&lines, |l| l["result"]["stopReason"].is_string());
+    let second_text = line_index(&lines, |l| {
+        l["params"]["update"]["content"]["text"] == "second answer"
+    });
+    assert!(first_end < second_text);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_session_runs_in_its_own_cwd() {
+    let mock = MockServer::start(vec![
+        Reply::tool_call("call_a", "bash", r#"{"command":"pwd"}"#),
+        Reply::text("a"),
+        Reply::tool_call("call_b", "bash", r#"{"command":"pwd"}"#),
+        Reply::text("b"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "acp:\n  permissions: allow\n");
+    let second = env.root().join("second");
+    std::fs::create_dir_all(&second).unwrap();
+    run(&env, vec![], async |mut ctx| {
+        let a = ctx.start().await;
+        let b = ctx
+            .cx
+            .send_request(NewSessionRequest::new(second.clone()))
+            .block_task()
+            .await
+            .unwrap()
+            .session_id;
+        assert_ne!(a, b);
+        ctx.prompt(&a, "where?").await;
+        ctx.prompt(&b, "where?").await;
+        let updates = ctx.drain();
+        let out =
+            |id: &str| about(&updates, id).pop().unwrap()["content"][0]["content"]["text"].clone();
+        assert_eq!(out("call_a"), format!("{}\n", ctx.project.display()));
+        assert_eq!(out("call_b"), format!("{}\n", second.display()));
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn links_and_embedded_files_reach_the_model() {
+    let mock = MockServer::start(vec![Reply::text("seen")]).await.unwrap();
+    let env = Env::new(&mock, "");
+    std::fs::write(env.project.join("a file.txt"), "A\n").unwrap();
+    let linked = env.project.join("a file.txt").display().to_string();
+    let embedded = env.project.join("b.rs").display().to_string();
+    run(&env, vec![], async |ctx| {
+        let id = ctx.start().await;
+        let prompt = vec![
+            text_block("compare "),
+            ContentBlock::ResourceLink(ResourceLink::new(
+                "a file.txt",
+                format!("file://{}", linked.replace(' ', "%20")),
+            )),
+            text_block(" with the other"),
+            ContentBlock::Resource(EmbeddedResource::new(
+                EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(
+                    "fn b() {}\n",
+                    format!("file://{embedded}"),
+                )),
+            )),
+        ];
+        let response = ctx
+            .cx
+            .send_request(PromptRequest::new(id, prompt))
+            .block_task()
+            .await
+            .unwrap();
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+    })
+    .await;
+    let user = messages(&mock.requests()[0].body)
+        .into_iter()
+        .rfind(|m| m["role"] == "user")
+        .unwrap();
+    assert_eq!(
+        content_text(&user),
+        format!(
+            "compare  with the other\n\n[attached file: {linked}]\n[attached file: {embedded}]\n```\nfn b() {{}}\n```"
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_engine_failure_is_a_message_and_ends_the_turn() {
+    let mock = MockServer::start(vec![Reply::status(500, "the server broke")])
+        .await
+        .unwrap();
+    let env = Env::new(&mock, "");
+    run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        let response = ctx.prompt(&id, "hello?").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        let text = chunks(&ctx.drain(), "agent_message_chunk");
+        assert!(text.contains("error: "), "{text:?}");
+        assert!(text.contains("500"), "{text:?}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn max_turns_stops_with_max_turn_requests() {
+    let mock = MockServer::start(vec![Reply::tool_call(
+        "call_1",
+        "bash",
+        r#"{"command":"echo x"}"#,
+    )])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "maxTurns: 1\n");
+    run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        let response = ctx.prompt(&id, "loop").await;
+        assert_eq!(response.stop_reason, StopReason::MaxTurnRequests);
+        let updates = ctx.drain();
+        assert!(
+            chunks(&updates, "agent_message_chunk").contains("[stopped: maxTurns (1) reached]")
+        );
+        // The calls of the last reply are not run, so never shown.
+        assert!(about(&updates, "call_1").is_empty());
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_commands_of_the_editor_slice_run_without_the_model() {
+    let mock = MockServer::start(vec![Reply::text("after new")])
+        .await
+        .unwrap();
+    let env = Env::new(&mock, "");
+    run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        assert_eq!(
+            ctx.prompt(&id, "/compact").await.stop_reason,
+            StopReason::EndTurn
+        );
+        assert_eq!(
+            chunks(&ctx.drain(), "agent_message_chunk"),
+            "nothing to compact yet"
+        );
+        assert_eq!(
+            ctx.prompt(&id, "/copy").await.stop_reason,
+            StopReason::EndTurn
+        );
+        assert_eq!(
+            chunks(&ctx.drain(), "agent_message_chunk"),
+            "unknown command /copy; the commands here are /new, /compact"
+        );
+        assert_eq!(
+            ctx.prompt(&id, "/new").await.stop_reason,
+            StopReason::EndTurn
+        );
+        assert_eq!(
+            chunks(&ctx.drain(), "agent_message_chunk"),
+            "Started a new session."
+        );
+        assert_eq!(ctx.prompt(&id, "hi").await.stop_reason, StopReason::EndTurn);
+    })
+    .await;
+    // Only the real question reached the model.
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_lines_get_errors_and_the_agent_stays_up() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mock = MockServer::start(vec![]).await.unwrap();
+    let env = Env::new(&mock, "");
+    let (mut child, mut stdin, stdout) = env.spawn();
+    let mut lines = BufReader::new(stdout).lines();
+    let mut wire: Vec<String> = Vec::new();
+    let mut send = async |line: &str| {
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    };
+    let project = env.project.display().to_string();
+    send("this is not json").await;
+    send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#).await;
+    // A client waits for `initialize` before anything else (requests sent
+    // while it is in flight are refused by the protocol).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut early = Vec::new();
+    loop {
+        let line = tokio::time::timeout_at(deadline, lines.next_line())
+            .await
+            .expect("no answer to initialize")
+            .unwrap()
+            .expect("the agent closed stdout");
+        wire.push(line.clone());
+        let v: Value = serde_json::from_str(&line).unwrap();
+        let done = v["id"] == 1;
+        early.push(v);
+        if done {
+            break;
+        }
+    }
+    send(r#"[]"#).await;
+    send(r#"{"jsonrpc":"2.0","id":2,"method":7}"#).await;
+    send(r#"{"jsonrpc":"2.0","id":3,"method":"session/frobnicate","params":{}}"#).await;
+    send(r#"{"jsonrpc":"2.0","id":4,"method":"_mm/unknown","params":{}}"#).await;
+    send(&format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"session/new","params":{{"cwd":"{project}"}}}}"#
+    ))
+    .await;
+    send(r#"{"jsonrpc":"2.0","method":"_mm/some_notification","params":{}}"#).await;
+    send(r#"{"jsonrpc":"2.0","method":"session/frobnicated","params":{}}"#).await;
+    send(r#"{"jsonrpc":"2.0","id":6,"method":"session/list","params":{}}"#).await;
+    send(&format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"session/new","params":{{"cwd":"{project}","mcpServers":[]}}}}"#
+    ))
+    .await;
+
+    // Read until every request has its answer: ids 1 and 3..=7, plus three
+    // errors without an id (`"method": 7` has an unreadable shape, so its
+    // id is not trusted either).
+    let mut by_id = std::collections::BTreeMap::new();
+    let mut null_errors = Vec::new();
+    let mut pending: std::collections::VecDeque<Value> = early.into();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while by_id.len() < 6 || null_errors.len() < 3 {
+        let v = match pending.pop_front() {
+            Some(v) => v,
+            None => {
+                let line = tokio::time::timeout_at(deadline, lines.next_line())
+                    .await
+                    .expect("the agent stopped answering")
+                    .unwrap()
+                    .expect("the agent closed stdout");
+                wire.push(line.clone());
+                serde_json::from_str(&line).unwrap()
+            }
+        };
+        match &v["id"] {
+            Value::Number(n) => {
+                by_id.insert(n.as_i64().unwrap(), v);
+            }
+            Value::Null if v.get("error").is_some() => null_errors.push(v),
+            _ => {}
+        }
+    }
+    let code = |v: &Value| v["error"]["code"].as_i64().unwrap();
+    let mut nulls: Vec<i64> = null_errors.iter().map(code).collect();
+    nulls.sort();
+    // `this is not json` → parse error; `[]` (a batch) and `"method": 7` →
+    // invalid request (answered without an id when none can be read).
+    assert!(nulls.contains(&-32700), "{null_errors:?}");
+    assert!(
+        nulls.iter().filter(|c| **c == -32600).count() >= 1,
+        "{null_errors:?}"
+    );
+    assert_eq!(by_id[&1]["result"]["protocolVersion"], 1);
+    assert!(!by_id.contains_key(&2), "{:?}", by_id.get(&2));
+    assert_eq!(nulls, [-32700, -32600, -32600], "{null_errors:?}");
+    assert_eq!(code(&by_id[&3]), -32601);
+    assert_eq!(code(&by_id[&4]), -32601);
+    assert_eq!(code(&by_id[&5]), -32602);
+    assert!(
+        by_id[&6]["result"]["sessions"].is_array(),
+        "{:?}",
+        by_id[&6]
+    );
+    assert!(
+        by_id[&7]["result"]["sessionId"].is_string(),
+        "{:?}",
+        by_id[&7]
+    );
+
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("mm-acp did not exit after stdin closed")
+        .unwrap();
+    assert!(status.success());
+    while let Ok(Some(line)) = lines.next_line().await {
+        wire.push(line);
+    }
+    let recorded: Wire = std::sync::Arc::new(std::sync::Mutex::new(wire));
+    assert_jsonrpc(&recorded);
+}
+
+#[test]
+fn version_and_print_config_flags() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mm-acp"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("mm-acp {}\n", mm_agent::version())
+    );
+
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mm-acp"))
+        .arg("--print-config")
+        .arg("--model")
+        .arg("openai-compatible/x")
+        .current_dir(home.path())
+        .env_clear()
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Human output only on stderr.
+    assert!(out.stdout.is_empty());
+    let text = String::from_utf8(out.stderr).unwrap();
+    let model = text.lines().find(|l| l.starts_with("model ")).unwrap();
+    assert!(
+        model.contains("openai-compatible/x") && model.contains("--model"),
+        "{model}"
+    );
+    assert!(text.contains("acp.permissions"));
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mm-acp"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("--print-config")
+    );
+}
+
+/// Wait (bounded) until the running `sleep <secs>` shows up; its group.
+async fn running_sleep(secs: &str) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(&(_, pgrp)) = processes(&["sleep", secs]).first() {
+            return pgrp;
+        }
+        assert!(Instant::now() < deadline, "sleep {secs} never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn assert_group_dies(pgrp: i32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !group_members(pgrp).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "group {pgrp} still alive: {:?}",
+            group_members(pgrp)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_stdin_kills_the_running_command_and_exits() {
+    let mock = MockServer::start(vec![Reply::tool_call(
+        "call_1",
+        "bash",
+        r#"{"command":"sleep 38"}"#,
+    )])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "acp:\n  permissions: allow\n");
+    let mut pgrp = 0;
+    // `run` closes stdin when the body returns, then waits for the exit.
+    run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        let _pending = ctx
+            .cx
+            .send_request(PromptRequest::new(id, vec![text_block("wait")]));
+        let mut seen = Vec::new();
+        ctx.wait_for(&mut seen, |u| {
+            serde_json::to_value(u).unwrap()["status"] == "in_progress"
+        })
+        .await;
+        pgrp = running_sleep("38").await;
+    })
+    .await;
+    assert_group_dies(pgrp).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_kills_the_running_command_and_exits() {
+    let mock = MockServer::start(vec![Reply::tool_call(
+        "call_1",
+        "bash",
+        r#"{"command":"sleep 39"}"#,
+    )])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "acp:\n  permissions: allow\n");
+    let mut pgrp = 0;
+    run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        let pending = ctx
+            .cx
+            .send_request(PromptRequest::new(id, vec![text_block("wait")]));
+        let mut seen = Vec::new();
+        ctx.wait_for(&mut seen, |u| {
+            serde_json::to_value(u).unwrap()["status"] == "in_progress"
+        })
+        .await;
+        pgrp = running_sleep("39").await;
+        // SAFETY: kill(2) on the child we spawned.
+        let rc = unsafe { libc::kill(ctx.pid as i32, libc::SIGTERM) };
+        assert_eq!(rc, 0);
+        // The connection ends with the process; the prompt gets no answer.
+        let answer = tokio::time::timeout(Duration::from_secs(10), pending.block_task())
+            .await
+            .expect("the connection did not end");
+        assert!(answer.is_err());
+    })
+    .await;
+    assert_group_dies(pgrp).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn loading_a_session_that_is_live_in_this_process_reuses_it() {
+    let mock = MockServer::start(vec![Reply::text("one"), Reply::text("two")])
+        .await
+        .unwrap();
+    let env = Env::new(&mock, "");
+    run(&env, vec![], async |mut ctx| {
+        let live = ctx.start().await;
+        ctx.prompt(&live, "first question").await;
+        ctx.drain();
+        let listed = ctx
+            .cx
+            .send_request(ListSessionsRequest::new().cwd(ctx.project.clone()))
+            .block_task()
+            .await
+            .unwrap();
+        assert_eq!(listed.sessions.len(), 1);
+        let saved = listed.sessions[0].session_id.clone();
+        ctx.cx
+            .send_request(LoadSessionRequest::new(saved.clone(), ctx.project.clone()))
+            .block_task()
+            .await
+            .unwrap();
+        let replay = ctx.drain();
+        assert_eq!(chunks(&replay, "user_message_chunk"), "first question");
+        assert_eq!(chunks(&replay, "agent_message_chunk"), "one");
+        // Continuing under the saved id goes on with the same conversation.
+        assert_eq!(
+            ctx.prompt(&saved, "second question").await.stop_reason,
+            StopReason::EndTurn
+        );
+    })
+    .await;
+    let history: Vec<String> = messages(&mock.requests()[1].body)
+        .iter()
+        .map(content_text)
+        .collect();
+    assert!(history.iter().any(|m| m == "first question"), "{history:?}");
+    assert!(history.iter().any(|m| m == "one"), "{history:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_stops_the_stream_and_a_waiting_prompt() {
+    let mock = MockServer::start(vec![
+        Reply::stream(vec![
+            Step::text("partial "),
+            Step::stall(5000),
+            Step::text("never"),
+        ]),
+        Reply::text("not asked"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        let first = ctx
+            .cx
+            .send_request(PromptRequest::new(id.clone(), vec![text_block("one")]));
+        let second = ctx
+            .cx
+            .send_request(PromptRequest::new(id.clone(), vec![text_block("two")]));
+        let mut seen = Vec::new();
+        ctx.wait_for(&mut seen, |u| kind_of(u) == "agent_message_chunk")
+            .await;
+        let started = Instant::now();
+        ctx.cx
+            .send_notification(CancelNotification::new(id.clone()))
+            .unwrap();
+        let (a, b) = futures::join!(first.block_task(), second.block_task());
+        assert_eq!(a.unwrap().stop_reason, StopReason::Cancelled);
+        assert_eq!(b.unwrap().stop_reason, StopReason::Cancelled);
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+        seen.extend(ctx.drain());
+        assert_eq!(chunks(&seen, "agent_message_chunk"), "partial ");
+    })
+    .await;
+    assert_eq!(mock.requests().len(), 1);
+}
