@@ -148,6 +148,7 @@ async fn run(options: Options, sessions_enabled: bool, out: std::fs::File) -> i3
         _ = int.recv() => 0,
     };
     server.shutdown().await;
+    mm_agent::shutdown();
     code
 }
 

@@ -164,8 +164,14 @@ impl Server {
     /// caller answers, then sends [`commands_update`].
     pub fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
         let cwd = checked_cwd(&request.cwd)?;
-        let agent = self.build_agent(&cwd)?;
-        let id = SessionId::new(new_id());
+        let mut agent = self.build_agent(&cwd)?;
+        // The store names the session, so the editor can load it later
+        // from any process; without sessions an id of our own serves.
+        let saved = agent.start_session().map_err(|e| internal(e.to_string()))?;
+        let id = SessionId::new(saved.clone().unwrap_or_else(new_id));
+        if let Some(saved) = saved {
+            lock(&self.saved).insert(saved.clone(), saved);
+        }
         let session = Session::new(id.clone(), cwd, agent, IdBook::default());
         lock(&self.sessions).insert(id.0.to_string(), session);
         Ok(NewSessionResponse::new(id))
@@ -459,7 +465,7 @@ fn internal(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::INTERNAL_ERROR, message.into())
 }
 
-/// A session id for the editor until the store names one.
+/// A session id for the editor when sessions are disabled.
 fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }

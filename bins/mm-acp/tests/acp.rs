@@ -470,8 +470,10 @@ async fn load_replays_a_saved_session_and_list_finds_it() {
     .unwrap();
     let env = Env::new(&mock, "acp:\n  permissions: allow\n");
     // First process: one turn, saved.
+    let first_id = std::sync::Mutex::new(String::new());
     run(&env, vec![], async |ctx| {
         let id = ctx.start().await;
+        *first_id.lock().unwrap() = id.0.to_string();
         assert_eq!(
             ctx.prompt(&id, "remember the number 7").await.stop_reason,
             StopReason::EndTurn
@@ -495,6 +497,7 @@ async fn load_replays_a_saved_session_and_list_finds_it() {
             .unwrap();
         assert_eq!(listed.sessions.len(), 1, "{listed:?}");
         let info = &listed.sessions[0];
+        assert_eq!(info.session_id.0.to_string(), *first_id.lock().unwrap(), "session/new's id is the saved one");
         assert_eq!(info.cwd, ctx.project);
         assert_eq!(info.title.as_deref(), Some("remember the number 7"));
         let updated = info.updated_at.clone().expect("updatedAt");

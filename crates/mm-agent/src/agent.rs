@@ -164,6 +164,21 @@ impl Agent {
         self.session.as_ref().map(|s| s.data.id.clone())
     }
 
+    /// Create the session file now (an editor's `session/new` names it
+    /// before any question). Returns its id; `None` when sessions are off.
+    pub fn start_session(&mut self) -> Result<Option<String>, AgentError> {
+        let Some(store) = &self.store else {
+            return Ok(None);
+        };
+        if self.session.is_none() {
+            let mut session = store.create(&self.cwd, &self.model())?;
+            session.data.messages = self.history.clone();
+            session.save()?;
+            self.session = Some(session);
+        }
+        Ok(self.session_id())
+    }
+
     /// `/new`: forget the conversation, start a new session file on the next
     /// question, and reset the loop detector.
     pub fn new_session(&mut self) {
