@@ -1,0 +1,198 @@
+//! How many streamed tokens per second the engine absorbs from a fast
+//! local OpenAI-style SSE stream, against reading the same bytes raw with
+//! reqwest in the same run. The goal: mm is never the bottleneck (over a
+//! million tokens per second on one core).
+//!
+//! The server is a tiny raw TCP server on 127.0.0.1 in its own thread; the
+//! client side runs on a single-threaded runtime, so its rate is per core.
+//! Run: `cargo bench -p mm-engine --bench absorb` (optionally `-- TOKENS`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use mm_engine::{CancellationToken, Engine, Message, StreamEvent};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// The SSE body: `tokens` text deltas in OpenAI chunk shape, a usage chunk
+/// and `[DONE]`.
+fn body(tokens: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(tokens * 160);
+    let words = [
+        "the", " quick", " brown", " fox", " jumps", " over", " a", " lazy", " dog", ".\n",
+    ];
+    out.extend_from_slice(b"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n");
+    for i in 0..tokens {
+        let w = serde_json::to_string(words[i % words.len()]).unwrap();
+        out.extend_from_slice(
+            format!(
+                "data: {{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{w}}},\"finish_reason\":null}}]}}\n\n"
+            )
+            .as_bytes(),
+        );
+    }
+    out.extend_from_slice(b"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n");
+    out.extend_from_slice(
+        format!("data: {{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[],\"usage\":{{\"prompt_tokens\":10,\"completion_tokens\":{tokens},\"total_tokens\":{}}}}}\n\ndata: [DONE]\n\n", tokens + 10)
+            .as_bytes(),
+    );
+    out
+}
+
+/// Serves `body` to every request on its own thread and runtime.
+fn serve(body: Vec<u8>) -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let body = std::sync::Arc::new(body);
+            loop {
+                let Ok((mut sock, _)) = listener.accept().await else { return };
+                let body = body.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    let mut seen = Vec::new();
+                    // Read the request head and its Content-Length body.
+                    loop {
+                        let n = match sock.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => n,
+                        };
+                        seen.extend_from_slice(&buf[..n]);
+                        if let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let head = String::from_utf8_lossy(&seen[..end]).to_ascii_lowercase();
+                            let len: usize = head
+                                .lines()
+                                .find_map(|l| l.strip_prefix("content-length:"))
+                                .and_then(|v| v.trim().parse().ok())
+                                .unwrap_or(0);
+                            if seen.len() >= end + 4 + len {
+                                break;
+                            }
+                        }
+                    }
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    if sock.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let _ = sock.write_all(&body).await;
+                    let _ = sock.shutdown().await;
+                });
+            }
+        });
+    });
+    let addr = rx.recv().unwrap();
+    format!("http://{addr}/v1")
+}
+
+async fn raw(client: &reqwest::Client, url: &str) -> (usize, Duration) {
+    let start = Instant::now();
+    let resp = client
+        .post(format!("{url}/chat/completions"))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    let mut s = resp.bytes_stream();
+    let mut n = 0;
+    while let Some(chunk) = s.next().await {
+        n += chunk.unwrap().len();
+    }
+    (n, start.elapsed())
+}
+
+async fn engine_run(engine: &Engine) -> (usize, usize, Duration) {
+    let start = Instant::now();
+    let mut texts = 0usize;
+    let mut chars = 0usize;
+    let mut on_event = |e: StreamEvent| {
+        if let StreamEvent::Text(t) = e {
+            texts += 1;
+            chars += t.len();
+        }
+    };
+    let g = engine
+        .generate(
+            &[Message::user("go")],
+            &[],
+            &mut on_event,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    let elapsed = start.elapsed();
+    assert!(!g.cancelled);
+    (texts, chars, elapsed)
+}
+
+fn main() {
+    let tokens: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(200_000);
+    let body = body(tokens);
+    let url = serve(body.clone());
+
+    let cfg = mm_config::Config {
+        model: "openai-compatible/bench".into(),
+        base_url: Some(url.clone()),
+        watchdog: 30,
+        retries: 0,
+        ..mm_config::Config::default()
+    };
+    let engine = Engine::with_env(&cfg, |_| None).unwrap();
+    let client = reqwest::Client::new();
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        // Warm up both paths once.
+        let _ = raw(&client, &url).await;
+        let _ = engine_run(&engine).await;
+
+        let mut best_raw = Duration::MAX;
+        let mut best_engine = Duration::MAX;
+        let mut raw_bytes = 0;
+        for _ in 0..5 {
+            let (n, t) = raw(&client, &url).await;
+            raw_bytes = n;
+            best_raw = best_raw.min(t);
+            let (texts, _chars, t) = engine_run(&engine).await;
+            assert_eq!(texts, tokens, "every delta must reach the sink");
+            best_engine = best_engine.min(t);
+        }
+        assert_eq!(raw_bytes, body.len());
+        let raw_rate = tokens as f64 / best_raw.as_secs_f64();
+        let engine_rate = tokens as f64 / best_engine.as_secs_f64();
+        println!("stream: {tokens} tokens, {} bytes (best of 5)", body.len());
+        println!(
+            "raw reqwest read : {:>8.1} ms  {:>12.0} tokens/s  {:>8.1} MB/s",
+            best_raw.as_secs_f64() * 1e3,
+            raw_rate,
+            body.len() as f64 / best_raw.as_secs_f64() / 1e6
+        );
+        println!(
+            "engine generate  : {:>8.1} ms  {:>12.0} tokens/s  {:>8.1} MB/s",
+            best_engine.as_secs_f64() * 1e3,
+            engine_rate,
+            body.len() as f64 / best_engine.as_secs_f64() / 1e6
+        );
+        println!(
+            "ratio engine/raw : {:.2} (engine absorbs at {:.0}% of raw read speed)",
+            engine_rate / raw_rate,
+            100.0 * engine_rate / raw_rate
+        );
+    });
+}

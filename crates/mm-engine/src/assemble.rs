@@ -1,0 +1,557 @@
+//! Turns neutral deltas into stream events and the final assistant
+//! message: think-tag splitting, reasoning blocks, tool calls assembled from
+//! interleaved deltas (by index), ids where the server gives none, usage,
+//! and the runaway guard on every call's arguments.
+
+use crate::error::EngineError;
+use crate::runaway;
+use crate::think::{Piece, ThinkSplitter};
+use crate::types::{Message, Reasoning, StreamEvent, ToolCall, Usage};
+use crate::wire::{Delta, DeltaSink};
+
+/// A tool call being assembled.
+#[derive(Debug)]
+struct Call {
+    /// The provider's index (or our ordinal for whole calls).
+    key: usize,
+    id: String,
+    name: String,
+    arguments: String,
+    chars: usize,
+    finished: bool,
+}
+
+impl Call {
+    fn to_tool_call(&self) -> ToolCall {
+        ToolCall {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            arguments: if self.arguments.trim().is_empty() {
+                "{}".to_owned()
+            } else {
+                self.arguments.clone()
+            },
+        }
+    }
+}
+
+/// Makes a tool-call id for servers that send none (Ollama, Gemini):
+/// unique across sessions, so stored histories never pair wrongly.
+pub fn make_call_id() -> String {
+    let u = uuid::Uuid::now_v7().simple().to_string();
+    format!("call_{u}")
+}
+
+/// Collects one generation.
+pub struct Assembler<'s> {
+    sink: &'s mut (dyn FnMut(StreamEvent) + Send),
+    think: ThinkSplitter,
+    content: String,
+    reasoning: Vec<Reasoning>,
+    /// Whether the last reasoning block still takes text.
+    reasoning_open: bool,
+    calls: Vec<Call>,
+    usage: Option<Usage>,
+    /// Whether anything reached the sink (a retry would repeat it).
+    emitted: bool,
+}
+
+impl<'s> Assembler<'s> {
+    pub fn new(sink: &'s mut (dyn FnMut(StreamEvent) + Send)) -> Self {
+        Assembler {
+            sink,
+            think: ThinkSplitter::new(),
+            content: String::new(),
+            reasoning: Vec::new(),
+            reasoning_open: false,
+            calls: Vec::new(),
+            usage: None,
+            emitted: false,
+        }
+    }
+
+    /// Whether any event reached the sink yet.
+    pub fn emitted(&self) -> bool {
+        self.emitted
+    }
+
+    fn emit(&mut self, e: StreamEvent) {
+        self.emitted = true;
+        (self.sink)(e);
+    }
+
+    fn push_reasoning(&mut self, text: &str) {
+        match self.reasoning.last_mut() {
+            Some(r) if self.reasoning_open && r.redacted.is_none() => r.text.push_str(text),
+            _ => {
+                self.reasoning.push(Reasoning {
+                    text: text.to_owned(),
+                    signature: None,
+                    redacted: None,
+                });
+                self.reasoning_open = true;
+            }
+        }
+        self.emit(StreamEvent::Reasoning(text.to_owned()));
+    }
+
+    fn text(&mut self, chunk: &str) {
+        // The splitter borrows itself mutably while we need `self` to emit;
+        // take it out for the call.
+        let mut think = std::mem::take(&mut self.think);
+        think.push(chunk, &mut |p| self.piece(p));
+        self.think = think;
+    }
+
+    fn piece(&mut self, p: Piece<'_>) {
+        match p {
+            Piece::Text(t) => {
+                self.content.push_str(t);
+                self.emit(StreamEvent::Text(t.to_owned()));
+            }
+            Piece::Reasoning(r) => self.push_reasoning(r),
+        }
+    }
+
+    fn position(&self, key: usize) -> Option<usize> {
+        // Calls are few: a linear search from the end finds the active one.
+        self.calls.iter().rposition(|c| c.key == key && !c.finished)
+    }
+
+    fn start_call(&mut self, key: usize, id: Option<&str>, name: &str) -> usize {
+        let id = match id {
+            Some(id) if !id.is_empty() => id.to_owned(),
+            _ => make_call_id(),
+        };
+        let index = self.calls.len();
+        self.calls.push(Call {
+            key,
+            id: id.clone(),
+            name: name.to_owned(),
+            arguments: String::new(),
+            chars: 0,
+            finished: false,
+        });
+        self.emit(StreamEvent::ToolCallStarted {
+            index,
+            id,
+            name: name.to_owned(),
+        });
+        index
+    }
+
+    fn finish_call(&mut self, pos: usize) {
+        if let Some(c) = self.calls.get_mut(pos)
+            && !c.finished
+        {
+            c.finished = true;
+            let call = c.to_tool_call();
+            self.emit(StreamEvent::ToolCallFinished(call));
+        }
+    }
+
+    fn add_args(&mut self, pos: usize, fragment: &str) -> Result<(), EngineError> {
+        let Some(c) = self.calls.get_mut(pos) else {
+            return Ok(());
+        };
+        c.arguments.push_str(fragment);
+        c.chars += fragment.chars().count();
+        match runaway::check(&c.arguments, c.chars) {
+            Some(text) => Err(EngineError::Runaway { text }),
+            None => Ok(()),
+        }
+    }
+
+    /// A whole-call wire's call caught running away inside a frame still
+    /// arriving: it joins the message (unfinished) with its text so far.
+    pub fn runaway_call(&mut self, name: &str, arguments: &str) {
+        let key = usize::MAX - self.calls.len();
+        let pos = self.start_call(key, None, name);
+        if let Some(c) = self.calls.get_mut(pos) {
+            c.arguments.push_str(arguments);
+            c.chars = arguments.chars().count();
+        }
+    }
+
+    /// End of the response: flush held text, finish open calls, report usage.
+    pub fn finish(mut self) -> (Message, Option<Usage>) {
+        let mut think = std::mem::take(&mut self.think);
+        think.finish(&mut |p| self.piece(p));
+        for pos in 0..self.calls.len() {
+            self.finish_call(pos);
+        }
+        if let Some(u) = self.usage {
+            self.emit(StreamEvent::Usage(u));
+        }
+        let usage = self.usage;
+        (self.into_message(), usage)
+    }
+
+    /// The message as far as it got (cancellation, errors): held-back text
+    /// is kept, unfinished calls are included with the arguments so far.
+    pub fn partial(mut self) -> (Message, Option<Usage>) {
+        let (text, reasoning) = self.think.held();
+        let (text, reasoning) = (text.to_owned(), reasoning.to_owned());
+        self.content.push_str(&text);
+        if !reasoning.is_empty() {
+            match self.reasoning.last_mut() {
+                Some(r) if self.reasoning_open => r.text.push_str(&reasoning),
+                _ => self.reasoning.push(Reasoning {
+                    text: reasoning,
+                    signature: None,
+                    redacted: None,
+                }),
+            }
+        }
+        let usage = self.usage;
+        (self.into_message(), usage)
+    }
+
+    fn into_message(self) -> Message {
+        Message::Assistant {
+            content: self.content,
+            reasoning: self.reasoning,
+            tool_calls: self.calls.iter().map(Call::to_tool_call).collect(),
+        }
+    }
+}
+
+impl DeltaSink for Assembler<'_> {
+    fn delta(&mut self, delta: Delta<'_>) -> Result<(), EngineError> {
+        match delta {
+            Delta::Text(t) => self.text(t),
+            Delta::Reasoning(r) => self.push_reasoning(r),
+            Delta::ReasoningBlock => self.reasoning_open = false,
+            Delta::Signature(s) => match self.reasoning.last_mut() {
+                Some(r) if self.reasoning_open && r.redacted.is_none() => {
+                    r.signature.get_or_insert_with(String::new).push_str(s);
+                }
+                _ => {
+                    self.reasoning.push(Reasoning {
+                        text: String::new(),
+                        signature: Some(s.to_owned()),
+                        redacted: None,
+                    });
+                    self.reasoning_open = true;
+                }
+            },
+            Delta::Redacted(d) => {
+                self.reasoning.push(Reasoning {
+                    text: String::new(),
+                    signature: None,
+                    redacted: Some(d.to_owned()),
+                });
+                self.reasoning_open = false;
+            }
+            Delta::ToolStart { key, id, name } => match self.position(key) {
+                // Another id under the same index: servers that number
+                // every call 0 (or give no index) send a new call.
+                Some(pos) if id.is_some_and(|id| !id.is_empty() && self.calls[pos].id != id) => {
+                    self.finish_call(pos);
+                    self.start_call(key, id, name);
+                }
+                // A repeated start (some servers resend the id) fills gaps.
+                Some(pos) => {
+                    let c = &mut self.calls[pos];
+                    if c.name.is_empty() {
+                        c.name = name.to_owned();
+                    }
+                }
+                None => {
+                    self.start_call(key, id, name);
+                }
+            },
+            Delta::ToolArgs { key, fragment } => {
+                let pos = match self.position(key) {
+                    Some(pos) => pos,
+                    None => self.start_call(key, None, ""),
+                };
+                self.add_args(pos, fragment)?;
+            }
+            Delta::ToolEnd { key } => {
+                if let Some(pos) = self.position(key) {
+                    self.finish_call(pos);
+                }
+            }
+            Delta::ToolWhole {
+                id,
+                name,
+                arguments,
+            } => {
+                let key = usize::MAX - self.calls.len();
+                let pos = self.start_call(key, id, name);
+                self.add_args(pos, arguments)?;
+                self.finish_call(pos);
+            }
+            Delta::Usage {
+                prompt: None,
+                completion: None,
+            } => {}
+            Delta::Usage { prompt, completion } => {
+                let u = self.usage.get_or_insert_with(Usage::default);
+                if let Some(p) = prompt {
+                    u.prompt_tokens = p;
+                }
+                if let Some(c) = completion {
+                    u.completion_tokens = c;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(deltas: &[Delta<'_>]) -> (Vec<StreamEvent>, Message, Option<Usage>) {
+        let mut events = Vec::new();
+        let mut sink = |e: StreamEvent| events.push(e);
+        let mut a = Assembler::new(&mut sink);
+        for d in deltas {
+            a.delta(d.clone()).unwrap();
+        }
+        let (m, u) = a.finish();
+        (events, m, u)
+    }
+
+    #[test]
+    fn interleaved_tool_calls_are_assembled_by_index() {
+        let (events, msg, _) = collect(&[
+            Delta::ToolStart {
+                key: 0,
+                id: Some("a"),
+                name: "read_file",
+            },
+            Delta::ToolStart {
+                key: 1,
+                id: Some("b"),
+                name: "bash",
+            },
+            Delta::ToolArgs {
+                key: 0,
+                fragment: "{\"path\":",
+            },
+            Delta::ToolArgs {
+                key: 1,
+                fragment: "{\"command\":\"ls\"",
+            },
+            Delta::ToolArgs {
+                key: 0,
+                fragment: "\"x\"}",
+            },
+            Delta::ToolArgs {
+                key: 1,
+                fragment: "}",
+            },
+        ]);
+        let Message::Assistant { tool_calls, .. } = msg else {
+            panic!()
+        };
+        assert_eq!(
+            tool_calls,
+            vec![
+                ToolCall {
+                    id: "a".into(),
+                    name: "read_file".into(),
+                    arguments: "{\"path\":\"x\"}".into()
+                },
+                ToolCall {
+                    id: "b".into(),
+                    name: "bash".into(),
+                    arguments: "{\"command\":\"ls\"}".into()
+                },
+            ]
+        );
+        assert_eq!(
+            events[0],
+            StreamEvent::ToolCallStarted {
+                index: 0,
+                id: "a".into(),
+                name: "read_file".into()
+            }
+        );
+        assert_eq!(
+            events[1],
+            StreamEvent::ToolCallStarted {
+                index: 1,
+                id: "b".into(),
+                name: "bash".into()
+            }
+        );
+        assert!(matches!(&events[2], StreamEvent::ToolCallFinished(c) if c.id == "a"));
+        assert!(matches!(&events[3], StreamEvent::ToolCallFinished(c) if c.id == "b"));
+    }
+
+    #[test]
+    fn a_new_id_under_the_same_index_is_a_new_call() {
+        let (_, msg, _) = collect(&[
+            Delta::ToolStart {
+                key: 0,
+                id: Some("x"),
+                name: "a",
+            },
+            Delta::ToolArgs {
+                key: 0,
+                fragment: "{}",
+            },
+            Delta::ToolStart {
+                key: 0,
+                id: Some("x"),
+                name: "",
+            },
+            Delta::ToolStart {
+                key: 0,
+                id: Some("y"),
+                name: "b",
+            },
+            Delta::ToolArgs {
+                key: 0,
+                fragment: "{\"k\":1}",
+            },
+        ]);
+        let Message::Assistant { tool_calls, .. } = msg else {
+            panic!()
+        };
+        assert_eq!(
+            tool_calls,
+            vec![
+                ToolCall {
+                    id: "x".into(),
+                    name: "a".into(),
+                    arguments: "{}".into()
+                },
+                ToolCall {
+                    id: "y".into(),
+                    name: "b".into(),
+                    arguments: "{\"k\":1}".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn whole_calls_get_made_ids_and_empty_arguments_become_an_object() {
+        let (_, msg, _) = collect(&[
+            Delta::ToolWhole {
+                id: None,
+                name: "a",
+                arguments: "{\"x\":1}",
+            },
+            Delta::ToolWhole {
+                id: None,
+                name: "b",
+                arguments: "",
+            },
+        ]);
+        let Message::Assistant { tool_calls, .. } = msg else {
+            panic!()
+        };
+        assert_eq!(tool_calls.len(), 2);
+        assert!(tool_calls[0].id.starts_with("call_"));
+        assert_ne!(tool_calls[0].id, tool_calls[1].id);
+        assert_eq!(tool_calls[1].arguments, "{}");
+    }
+
+    #[test]
+    fn signed_reasoning_blocks_stay_apart() {
+        let (events, msg, usage) = collect(&[
+            Delta::ReasoningBlock,
+            Delta::Reasoning("one"),
+            Delta::Signature("sig1"),
+            Delta::ReasoningBlock,
+            Delta::Reasoning("two"),
+            Delta::Signature("sig2"),
+            Delta::Redacted("opaque"),
+            Delta::Text("answer"),
+            Delta::Usage {
+                prompt: Some(5),
+                completion: None,
+            },
+            Delta::Usage {
+                prompt: None,
+                completion: Some(7),
+            },
+        ]);
+        let Message::Assistant {
+            content, reasoning, ..
+        } = msg
+        else {
+            panic!()
+        };
+        assert_eq!(content, "answer");
+        assert_eq!(reasoning.len(), 3);
+        assert_eq!(reasoning[0].signature.as_deref(), Some("sig1"));
+        assert_eq!(reasoning[1].text, "two");
+        assert_eq!(reasoning[2].redacted.as_deref(), Some("opaque"));
+        let u = Usage {
+            prompt_tokens: 5,
+            completion_tokens: 7,
+        };
+        assert_eq!(usage, Some(u));
+        assert_eq!(events.last(), Some(&StreamEvent::Usage(u)));
+    }
+
+    #[test]
+    fn runaway_arguments_stop_with_the_sentence() {
+        let mut sink = |_e: StreamEvent| {};
+        let mut a = Assembler::new(&mut sink);
+        a.delta(Delta::ToolStart {
+            key: 0,
+            id: Some("r"),
+            name: "write_file",
+        })
+        .unwrap();
+        a.delta(Delta::ToolArgs {
+            key: 0,
+            fragment: "{\"content\":\"",
+        })
+        .unwrap();
+        let mut err = None;
+        for _ in 0..1000 {
+            if let Err(e) = a.delta(Delta::ToolArgs {
+                key: 0,
+                fragment: "la ",
+            }) {
+                err = Some(e);
+                break;
+            }
+        }
+        // 12 + 3k >= 12 + 256 -> k = 86, n = 270; the pattern "la " has
+        // period 3, so P is the shortest multiple >= 4: 6.
+        assert_eq!(
+            err,
+            Some(EngineError::Runaway {
+                text: runaway::pattern_sentence(270, "la la ")
+            })
+        );
+        let (msg, _) = a.partial();
+        let Message::Assistant { tool_calls, .. } = msg else {
+            panic!()
+        };
+        assert_eq!(tool_calls[0].id, "r");
+        assert_eq!(tool_calls[0].arguments.chars().count(), 270);
+    }
+
+    #[test]
+    fn think_tags_become_reasoning() {
+        let (events, msg, _) = collect(&[Delta::Text("<thi"), Delta::Text("nk>hm</think>ok")]);
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::Reasoning("hm".into()),
+                StreamEvent::Text("ok".into())
+            ]
+        );
+        let Message::Assistant {
+            content, reasoning, ..
+        } = msg
+        else {
+            panic!()
+        };
+        assert_eq!(content, "ok");
+        assert_eq!(reasoning[0].text, "hm");
+        assert_eq!(reasoning[0].signature, None);
+    }
+}

@@ -1,0 +1,213 @@
+//! The engine handle: provider, model, address and key chosen from the
+//! settings through the registry.
+
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use mm_config::Config;
+
+use crate::error::EngineError;
+use crate::providers::{self, ProviderSettings, ProviderSpec};
+use crate::types::{Message, Usage};
+use crate::wire::Provider;
+
+/// The result of one model request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generation {
+    /// Always `Message::Assistant`.
+    pub message: Message,
+    pub usage: Option<Usage>,
+    /// The request was cancelled; `message` is the partial answer.
+    pub cancelled: bool,
+}
+
+/// A configured model server. Cheap to clone; `Send + Sync`.
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub spec: &'static ProviderSpec,
+    pub provider: Box<dyn Provider>,
+    pub model: String,
+    pub base_url: String,
+    pub key: Option<String>,
+    pub client: reqwest::Client,
+    pub watchdog: Duration,
+    pub watchdog_secs: u64,
+    pub retries: u32,
+}
+
+impl std::fmt::Debug for Engine {
+    /// Never prints the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("provider", &self.inner.spec.name)
+            .field("model", &self.inner.model)
+            .field("base_url", &self.inner.base_url)
+            .field("watchdog", &self.inner.watchdog)
+            .field("retries", &self.inner.retries)
+            .finish()
+    }
+}
+
+/// rustls needs a process-wide crypto provider before the first client;
+/// ring builds without C toolchains. "Already installed" is fine.
+fn install_crypto_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+impl Engine {
+    /// Registry lookup of `PROVIDER/MODEL`, reading the key from the
+    /// process environment.
+    pub fn new(cfg: &Config) -> Result<Engine, EngineError> {
+        Engine::with_env(cfg, |name| std::env::var(name).ok())
+    }
+
+    /// Like [`Engine::new`], reading variables through `env` (tests, and
+    /// callers that hold their own environment).
+    pub fn with_env(
+        cfg: &Config,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Engine, EngineError> {
+        let (provider_name, model) = match cfg.model.split_once('/') {
+            Some((p, m)) if !p.is_empty() && !m.is_empty() => (p, m),
+            _ => {
+                return Err(EngineError::BadModel {
+                    model: cfg.model.clone(),
+                });
+            }
+        };
+        let spec =
+            providers::lookup(provider_name).ok_or_else(|| EngineError::UnknownProvider {
+                name: provider_name.to_owned(),
+                known: providers::known_providers()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+            })?;
+
+        let base_url = match &cfg.base_url {
+            Some(u) if !u.trim().is_empty() => u.trim().to_owned(),
+            _ => {
+                let ollama_host = (spec.name == "ollama")
+                    .then(|| env("OLLAMA_HOST"))
+                    .flatten()
+                    .filter(|h| !h.trim().is_empty());
+                match (ollama_host, spec.default_base_url) {
+                    (Some(host), _) => providers::ollama_host_url(&host),
+                    (None, Some(d)) => d.to_owned(),
+                    (None, None) => {
+                        return Err(EngineError::MissingBaseUrl {
+                            provider: spec.name.to_owned(),
+                        });
+                    }
+                }
+            }
+        };
+        let base_url = base_url.trim_end_matches('/').to_owned();
+
+        let key = match &cfg.api_key_env {
+            // A named variable must hold the key: the user asked for it.
+            Some(var) if !var.trim().is_empty() => match env(var).filter(|k| !k.is_empty()) {
+                Some(k) => Some(k),
+                None => {
+                    return Err(EngineError::MissingKey {
+                        provider: spec.name.to_owned(),
+                        var: var.clone(),
+                    });
+                }
+            },
+            _ => {
+                let found = spec
+                    .default_key_vars
+                    .iter()
+                    .find_map(|v| env(v).filter(|k| !k.is_empty()));
+                match (found, spec.key_required) {
+                    (Some(k), _) => Some(k),
+                    (None, true) => {
+                        return Err(EngineError::MissingKey {
+                            provider: spec.name.to_owned(),
+                            var: spec
+                                .default_key_vars
+                                .first()
+                                .copied()
+                                .unwrap_or("")
+                                .to_owned(),
+                        });
+                    }
+                    (None, false) => None,
+                }
+            }
+        };
+
+        install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| EngineError::Connection {
+                provider: spec.name.to_owned(),
+                url: crate::driver::display_url(&base_url),
+                detail: format!("cannot set up the HTTP client: {e}"),
+            })?;
+
+        let settings = ProviderSettings {
+            model: model.to_owned(),
+            base_url: base_url.clone(),
+            key: key.clone(),
+            max_tokens: cfg.max_tokens,
+            context_window: cfg.context_window,
+            thinking: cfg.thinking,
+        };
+        // A watchdog of 0 means "never cut".
+        let watchdog = if cfg.watchdog == 0 {
+            Duration::from_secs(365 * 24 * 3600)
+        } else {
+            Duration::from_secs(cfg.watchdog)
+        };
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                spec,
+                provider: (spec.build)(settings),
+                model: model.to_owned(),
+                base_url,
+                key,
+                client,
+                watchdog,
+                watchdog_secs: cfg.watchdog,
+                retries: cfg.retries,
+            }),
+        })
+    }
+
+    /// The registry name: `ollama`, `openai`...
+    pub fn provider(&self) -> &str {
+        self.inner.spec.name
+    }
+
+    /// The model part of `PROVIDER/MODEL`.
+    pub fn model(&self) -> &str {
+        &self.inner.model
+    }
+
+    /// The server address in use (without a trailing slash).
+    pub fn base_url(&self) -> &str {
+        &self.inner.base_url
+    }
+
+    /// Key values this engine holds, so tool output can be redacted
+    /// (decisions.md 3).
+    pub fn secrets(&self) -> Vec<String> {
+        self.inner.key.iter().cloned().collect()
+    }
+
+    /// The watchdog period in force.
+    pub fn watchdog(&self) -> Duration {
+        self.inner.watchdog
+    }
+}

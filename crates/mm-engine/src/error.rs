@@ -1,0 +1,191 @@
+//! Engine errors. Every `Display` is one line a user can act on, and none
+//! ever contains a key (decisions.md 2).
+
+use crate::types::Message;
+
+/// How to point mm at another model or server; appended to the lines about
+/// a server that cannot be reached, so the user knows what to change.
+pub const HOW_TO_CHANGE: &str = "change it with `model`/`baseURL` in ~/.config/mm/config.yaml, \
+MM_MODEL / MM_BASE_URL, or --model / --base-url";
+
+/// What went wrong talking to a model server.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    /// The provider part of `PROVIDER/MODEL` is not in the registry.
+    #[error("unknown provider \"{name}\"; known providers: {}", known.join(", "))]
+    UnknownProvider { name: String, known: Vec<String> },
+    /// `model` is not of the form `PROVIDER/MODEL`.
+    #[error(
+        "model \"{model}\" is not PROVIDER/MODEL (for example ollama/qwen3:8b); {HOW_TO_CHANGE}"
+    )]
+    BadModel { model: String },
+    /// The provider has no default address and none was configured.
+    #[error(
+        "provider {provider} needs a baseURL (the server's address, e.g. http://localhost:8080/v1); {HOW_TO_CHANGE}"
+    )]
+    MissingBaseUrl { provider: String },
+    /// The provider requires a key and its variable is unset or empty.
+    #[error(
+        "provider {provider} needs an API key: set the environment variable {var} (or name another one with `apiKeyEnv`)"
+    )]
+    MissingKey { provider: String, var: String },
+    /// Nothing answers at the configured address.
+    #[error("cannot reach {provider} at {url} (is the server running?); {HOW_TO_CHANGE}")]
+    Unreachable { provider: String, url: String },
+    /// The connection failed in another way (reset, TLS, DNS...).
+    #[error("the connection to {provider} at {url} failed: {detail}")]
+    Connection {
+        provider: String,
+        url: String,
+        detail: String,
+    },
+    /// The server answered 4xx/5xx; `message` is what its body said.
+    #[error("the model server answered {status}: {message}")]
+    Status { status: u16, message: String },
+    /// The server said the request is longer than the model's context; the
+    /// agent compacts the history and retries.
+    #[error("the request is too long for the model's context: {message}")]
+    ContextLength { message: String },
+    /// The watchdog cut the stream and the non-streaming retry failed too.
+    #[error(
+        "the {provider} stream sent nothing for {seconds}s; the retry without streaming failed too: {detail}"
+    )]
+    Stalled {
+        provider: String,
+        seconds: u64,
+        detail: String,
+    },
+    /// A tool call's arguments ran away; `text` is the reference's sentence.
+    #[error("{text}")]
+    Runaway { text: String },
+    /// The stream was malformed or broke off.
+    #[error("{0}")]
+    Stream(String),
+    /// The request was cancelled (summaries; `generate` returns `Ok` instead).
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// A failed generation: the error and the assistant message as far as it
+/// got (for a runaway it holds the runaway call, which the agent answers
+/// with the not-run result, decisions.md 5).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{error}")]
+pub struct GenerateError {
+    pub error: EngineError,
+    pub partial: Option<Message>,
+}
+
+impl From<EngineError> for GenerateError {
+    fn from(error: EngineError) -> Self {
+        GenerateError {
+            error,
+            partial: None,
+        }
+    }
+}
+
+/// Phrases servers use when the prompt does not fit the context window.
+const CONTEXT_PHRASES: &[&str] = &[
+    "context length",
+    "context_length",
+    "maximum context",
+    "context window",
+    "too many tokens",
+    "prompt is too long",
+    "input is too long",
+    "exceeds the context",
+    "maximum number of tokens",
+];
+
+/// True when an error message says the context is too long.
+pub fn is_context_length(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    CONTEXT_PHRASES.iter().any(|p| lower.contains(p))
+}
+
+/// Map a server error (a status or an error inside a stream) to an error.
+pub(crate) fn server_error(status: u16, message: String) -> EngineError {
+    if (400..500).contains(&status) && is_context_length(&message) {
+        EngineError::ContextLength { message }
+    } else {
+        EngineError::Status { status, message }
+    }
+}
+
+/// An error event inside a 200 stream: a context-length complaint or a
+/// stream error naming the provider.
+pub(crate) fn stream_server_error(provider: &str, message: String) -> EngineError {
+    if is_context_length(&message) {
+        EngineError::ContextLength { message }
+    } else {
+        EngineError::Stream(format!(
+            "{provider} reported an error mid-stream: {message}"
+        ))
+    }
+}
+
+/// Cut a server-supplied text to a sane length for one line.
+pub(crate) fn one_line(text: &str, max_chars: usize) -> String {
+    let flat: String = text
+        .trim()
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .take(max_chars + 1)
+        .collect();
+    if flat.chars().count() > max_chars {
+        let mut cut: String = flat.chars().take(max_chars).collect();
+        cut.push('…');
+        cut
+    } else {
+        flat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_length_is_recognised_case_insensitively() {
+        assert!(is_context_length(
+            "This model's maximum context length is 8192 tokens"
+        ));
+        assert!(is_context_length(
+            "prompt is too long: 210000 tokens > 200000 maximum"
+        ));
+        assert!(is_context_length("Too many tokens in request"));
+        assert!(!is_context_length("invalid model name"));
+        assert_eq!(
+            server_error(400, "maximum context length exceeded".into()),
+            EngineError::ContextLength {
+                message: "maximum context length exceeded".into()
+            }
+        );
+        assert_eq!(
+            server_error(500, "context length".into()),
+            EngineError::Status {
+                status: 500,
+                message: "context length".into()
+            }
+        );
+    }
+
+    #[test]
+    fn one_line_flattens_and_cuts() {
+        assert_eq!(one_line("  a\nb  ", 10), "a b");
+        assert_eq!(one_line("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn unknown_provider_lists_known_ones() {
+        let e = EngineError::UnknownProvider {
+            name: "foo".into(),
+            known: vec!["ollama".into(), "openai".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            "unknown provider \"foo\"; known providers: ollama, openai"
+        );
+    }
+}

@@ -1,0 +1,308 @@
+//! Google Gemini `streamGenerateContent?alt=sse`: whole `functionCall`
+//! parts without ids, `thought: true` parts, `thoughtSignature` sent back,
+//! the key in `x-goog-api-key` (never in the URL, decisions.md 2).
+
+use std::borrow::Cow;
+
+use mm_config::Thinking;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::ProviderSettings;
+use crate::error::{EngineError, stream_server_error};
+use crate::types::{Message, ToolDecl};
+use crate::wire::{
+    Delta, DeltaSink, Flow, Framing, Provider, WireRequest, arguments_object, common_error_message,
+    malformed, malformed_body, partial_call_after,
+};
+
+#[derive(Debug)]
+pub struct Gemini {
+    settings: ProviderSettings,
+}
+
+impl Gemini {
+    pub fn new(settings: ProviderSettings) -> Self {
+        Gemini { settings }
+    }
+
+    fn thinking_config(&self) -> Option<Value> {
+        let budget = match self.settings.thinking {
+            Thinking::Off => return None,
+            Thinking::On => return Some(json!({"includeThoughts": true})),
+            Thinking::Low => 1024,
+            Thinking::Medium => 8192,
+            Thinking::High => 24576,
+        };
+        Some(json!({"includeThoughts": true, "thinkingBudget": budget}))
+    }
+}
+
+fn push_part(turns: &mut Vec<(&'static str, Vec<Value>)>, role: &'static str, part: Value) {
+    match turns.last_mut() {
+        Some((r, parts)) if *r == role => parts.push(part),
+        _ => turns.push((role, vec![part])),
+    }
+}
+
+/// The history as Gemini `contents` plus the system instruction text.
+pub(crate) fn build_contents(messages: &[Message]) -> (String, Vec<Value>) {
+    let mut system = String::new();
+    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for m in messages {
+        match m {
+            Message::System { content } => {
+                if !system.is_empty() {
+                    system.push_str("\n\n");
+                }
+                system.push_str(content);
+            }
+            Message::User { content } => push_part(&mut turns, "user", json!({"text": content})),
+            Message::Tool { name, content, .. } => push_part(
+                &mut turns,
+                "user",
+                json!({"functionResponse": {"name": name, "response": {"result": content}}}),
+            ),
+            Message::Assistant {
+                content,
+                reasoning,
+                tool_calls,
+            } => {
+                let mut parts: Vec<Value> = Vec::new();
+                // A signature without text rode on the answer's first part
+                // (the first call, else the text): it goes back there.
+                let mut loose_signature: Option<&str> = None;
+                for r in reasoning {
+                    match (&r.signature, r.text.is_empty()) {
+                        (Some(sig), false) => {
+                            parts.push(
+                                json!({"text": r.text, "thought": true, "thoughtSignature": sig}),
+                            );
+                        }
+                        (Some(sig), true) => loose_signature = loose_signature.or(Some(sig)),
+                        (None, _) => {} // unsigned reasoning is never sent back
+                    }
+                }
+                let mut answer: Vec<Value> = Vec::new();
+                if !content.is_empty() {
+                    answer.push(json!({"text": content}));
+                }
+                for c in tool_calls {
+                    answer.push(json!({"functionCall": {"name": c.name, "args": arguments_object(&c.arguments)}}));
+                }
+                if let Some(sig) = loose_signature {
+                    let at = answer
+                        .iter()
+                        .position(|p| p.get("functionCall").is_some())
+                        .unwrap_or(0);
+                    match answer.get_mut(at) {
+                        Some(p) => p["thoughtSignature"] = json!(sig),
+                        None => answer.push(json!({"text": "", "thoughtSignature": sig})),
+                    }
+                }
+                parts.extend(answer);
+                for p in parts {
+                    push_part(&mut turns, "model", p);
+                }
+            }
+        }
+    }
+    let contents = turns
+        .into_iter()
+        .map(|(role, parts)| json!({"role": role, "parts": parts}))
+        .collect();
+    (system, contents)
+}
+
+impl Provider for Gemini {
+    fn framing(&self) -> Framing {
+        Framing::Sse
+    }
+
+    fn request(&self, messages: &[Message], tools: &[ToolDecl], stream: bool) -> WireRequest {
+        let s = &self.settings;
+        let (system, contents) = build_contents(messages);
+        let mut generation = json!({"maxOutputTokens": s.max_tokens});
+        if let Some(tc) = self.thinking_config() {
+            generation["thinkingConfig"] = tc;
+        }
+        let mut body = json!({"contents": contents, "generationConfig": generation});
+        if !system.is_empty() {
+            body["systemInstruction"] = json!({"parts": [{"text": system}]});
+        }
+        if !tools.is_empty() {
+            let decls: Vec<Value> = tools
+                .iter()
+                .map(|t| {
+                    json!({"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters})
+                })
+                .collect();
+            body["tools"] = json!([{"functionDeclarations": decls}]);
+        }
+        let mut headers = Vec::new();
+        if let Some(key) = &s.key {
+            headers.push(("x-goog-api-key", key.clone()));
+        }
+        let url = if stream {
+            format!(
+                "{}/v1beta/models/{}:streamGenerateContent?alt=sse",
+                s.base_url, s.model
+            )
+        } else {
+            format!("{}/v1beta/models/{}:generateContent", s.base_url, s.model)
+        };
+        WireRequest {
+            url,
+            headers,
+            body: body.to_string().into_bytes(),
+        }
+    }
+
+    fn parse_frame(
+        &self,
+        _event: &str,
+        data: &str,
+        out: &mut dyn DeltaSink,
+    ) -> Result<Flow, EngineError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        let chunk: Response<'_> =
+            serde_json::from_str(data).map_err(|e| malformed("gemini", data, &e))?;
+        emit_response(chunk, out)?;
+        Ok(Flow::Continue)
+    }
+
+    fn parse_response(&self, body: &[u8], out: &mut dyn DeltaSink) -> Result<(), EngineError> {
+        let resp: Response<'_> =
+            serde_json::from_slice(body).map_err(|e| malformed_body("gemini", body, &e))?;
+        emit_response(resp, out)
+    }
+
+    fn error_message(&self, body: &[u8]) -> Option<String> {
+        common_error_message(body)
+    }
+
+    fn partial_call<'a>(&self, partial: &'a str) -> Option<(&'a str, &'a str)> {
+        partial_call_after(partial, "args")
+    }
+}
+
+fn emit_response(resp: Response<'_>, out: &mut dyn DeltaSink) -> Result<(), EngineError> {
+    if let Some(err) = resp.error {
+        let msg = err
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| err.to_string());
+        return Err(stream_server_error("gemini", msg));
+    }
+    if let Some(c) = resp.candidates.into_iter().next() {
+        for part in c.content.map(|c| c.parts).unwrap_or_default() {
+            if let Some(fc) = &part.function_call {
+                let args = match &fc.args {
+                    Some(a) => a.to_string(),
+                    None => "{}".to_owned(),
+                };
+                if let Some(sig) = part.thought_signature.as_deref() {
+                    out.delta(Delta::ReasoningBlock)?;
+                    out.delta(Delta::Signature(sig))?;
+                    out.delta(Delta::ReasoningBlock)?;
+                }
+                out.delta(Delta::ToolWhole {
+                    id: fc.id.as_deref(),
+                    name: &fc.name,
+                    arguments: &args,
+                })?;
+                continue;
+            }
+            let text = part.text.as_deref().unwrap_or("");
+            if part.thought {
+                if !text.is_empty() {
+                    out.delta(Delta::Reasoning(text))?;
+                }
+                if let Some(sig) = part.thought_signature.as_deref() {
+                    out.delta(Delta::Signature(sig))?;
+                }
+            } else {
+                if let Some(sig) = part.thought_signature.as_deref() {
+                    out.delta(Delta::ReasoningBlock)?;
+                    out.delta(Delta::Signature(sig))?;
+                    out.delta(Delta::ReasoningBlock)?;
+                }
+                if !text.is_empty() {
+                    out.delta(Delta::Text(text))?;
+                }
+            }
+        }
+    }
+    if let Some(u) = resp.usage_metadata {
+        let completion = match (u.candidates_token_count, u.thoughts_token_count) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        out.delta(Delta::Usage {
+            prompt: u.prompt_token_count,
+            completion,
+        })?;
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Response<'a> {
+    #[serde(default, borrow)]
+    candidates: Vec<Candidate<'a>>,
+    #[serde(default)]
+    usage_metadata: Option<UsageJson>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Candidate<'a> {
+    #[serde(default, borrow)]
+    content: Option<Content<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Content<'a> {
+    #[serde(default, borrow)]
+    parts: Vec<Part<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Part<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    thought: bool,
+    #[serde(default, borrow)]
+    thought_signature: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function_call: Option<FunctionCall<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionCall<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(default)]
+    args: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageJson {
+    #[serde(default)]
+    prompt_token_count: Option<u64>,
+    #[serde(default)]
+    candidates_token_count: Option<u64>,
+    #[serde(default)]
+    thoughts_token_count: Option<u64>,
+}

@@ -1,0 +1,160 @@
+//! The provider registry: one row per provider. Adding a provider is one
+//! module here and one row in [`REGISTRY`].
+
+pub mod anthropic;
+pub mod gemini;
+pub mod ollama;
+pub mod openai;
+
+use mm_config::Thinking;
+
+use crate::wire::Provider;
+
+/// What a provider module needs to build its requests.
+#[derive(Clone)]
+pub struct ProviderSettings {
+    pub model: String,
+    /// Without a trailing slash.
+    pub base_url: String,
+    pub key: Option<String>,
+    pub max_tokens: u64,
+    pub context_window: u64,
+    pub thinking: Thinking,
+}
+
+impl std::fmt::Debug for ProviderSettings {
+    /// Never prints the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderSettings")
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .field("key", &self.key.as_ref().map(|_| "[redacted]"))
+            .field("max_tokens", &self.max_tokens)
+            .field("context_window", &self.context_window)
+            .field("thinking", &self.thinking)
+            .finish()
+    }
+}
+
+/// One row of the registry.
+#[derive(Debug)]
+pub struct ProviderSpec {
+    pub name: &'static str,
+    /// `None`: the user must give `baseURL`.
+    pub default_base_url: Option<&'static str>,
+    /// Variables tried for the key when `apiKeyEnv` is not set; empty:
+    /// the provider sends no key unless `apiKeyEnv` names one.
+    pub default_key_vars: &'static [&'static str],
+    /// Whether a request without a key is refused up front.
+    pub key_required: bool,
+    pub build: fn(ProviderSettings) -> Box<dyn Provider>,
+}
+
+/// The registry table (providers.md).
+pub static REGISTRY: &[ProviderSpec] = &[
+    ProviderSpec {
+        name: "ollama",
+        default_base_url: Some("http://localhost:11434"),
+        default_key_vars: &[],
+        key_required: false,
+        build: |s| Box::new(ollama::Ollama::new(s)),
+    },
+    ProviderSpec {
+        name: "openai",
+        default_base_url: Some("https://api.openai.com/v1"),
+        default_key_vars: &["OPENAI_API_KEY"],
+        key_required: true,
+        build: |s| Box::new(openai::OpenAi::new("openai", s)),
+    },
+    ProviderSpec {
+        name: "openai-compatible",
+        default_base_url: None,
+        default_key_vars: &[],
+        key_required: false,
+        build: |s| Box::new(openai::OpenAi::new("openai-compatible", s)),
+    },
+    ProviderSpec {
+        name: "anthropic",
+        default_base_url: Some("https://api.anthropic.com"),
+        default_key_vars: &["ANTHROPIC_API_KEY"],
+        key_required: true,
+        build: |s| Box::new(anthropic::Anthropic::new(s)),
+    },
+    ProviderSpec {
+        name: "gemini",
+        default_base_url: Some("https://generativelanguage.googleapis.com"),
+        default_key_vars: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        key_required: true,
+        build: |s| Box::new(gemini::Gemini::new(s)),
+    },
+];
+
+/// The names of every registered provider, in table order.
+pub fn known_providers() -> Vec<&'static str> {
+    REGISTRY.iter().map(|p| p.name).collect()
+}
+
+/// Look a provider up by name.
+pub fn lookup(name: &str) -> Option<&'static ProviderSpec> {
+    REGISTRY.iter().find(|p| p.name == name)
+}
+
+/// `OLLAMA_HOST` as Ollama's own client reads it: `host`, `host:port` or a
+/// URL; a missing scheme is `http`, a missing port 11434.
+pub fn ollama_host_url(host: &str) -> String {
+    let host = host.trim().trim_end_matches('/');
+    let (scheme, rest) = match host.split_once("://") {
+        Some((s, r)) => (s, r),
+        None => ("http", host),
+    };
+    // 0.0.0.0 is how a server is told to listen everywhere; a client
+    // reaches it on the loopback address.
+    let rest = rest.replacen("0.0.0.0", "127.0.0.1", 1);
+    let has_port = match rest.rsplit_once(':') {
+        Some((_, port)) => {
+            !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()) && !rest.ends_with(']')
+        }
+        None => false,
+    };
+    if has_port || rest.contains('/') {
+        format!("{scheme}://{rest}")
+    } else {
+        format!("{scheme}://{rest}:11434")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ollama_host_forms() {
+        assert_eq!(ollama_host_url("127.0.0.1"), "http://127.0.0.1:11434");
+        assert_eq!(
+            ollama_host_url("example.lan:8080"),
+            "http://example.lan:8080"
+        );
+        assert_eq!(
+            ollama_host_url("https://gpu.box:443/"),
+            "https://gpu.box:443"
+        );
+        assert_eq!(ollama_host_url("0.0.0.0"), "http://127.0.0.1:11434");
+        assert_eq!(ollama_host_url("[::1]:9000"), "http://[::1]:9000");
+    }
+
+    #[test]
+    fn registry_names() {
+        assert_eq!(
+            known_providers(),
+            vec![
+                "ollama",
+                "openai",
+                "openai-compatible",
+                "anthropic",
+                "gemini"
+            ]
+        );
+        assert!(lookup("openai").is_some());
+        assert!(lookup("nope").is_none());
+    }
+}

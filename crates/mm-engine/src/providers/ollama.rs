@@ -1,0 +1,235 @@
+//! Ollama's native `POST /api/chat`: NDJSON stream, whole tool calls
+//! without ids, `message.thinking`, `think`, `options.num_ctx`.
+
+use std::borrow::Cow;
+
+use mm_config::Thinking;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::ProviderSettings;
+use super::openai::tools_json;
+use crate::error::{EngineError, stream_server_error};
+use crate::types::{Message, ToolDecl};
+use crate::wire::{
+    Delta, DeltaSink, Flow, Framing, Provider, WireRequest, arguments_object, common_error_message,
+    malformed, malformed_body, partial_call_after,
+};
+
+#[derive(Debug)]
+pub struct Ollama {
+    settings: ProviderSettings,
+}
+
+impl Ollama {
+    pub fn new(settings: ProviderSettings) -> Self {
+        Ollama { settings }
+    }
+
+    /// `think`: `true`, or an effort level for the models that take one
+    /// (gpt-oss); others accept only a boolean.
+    fn think(&self) -> Option<Value> {
+        let level = match self.settings.thinking {
+            Thinking::Off => return None,
+            Thinking::On => return Some(json!(true)),
+            Thinking::Low => "low",
+            Thinking::Medium => "medium",
+            Thinking::High => "high",
+        };
+        if self.settings.model.starts_with("gpt-oss") {
+            Some(json!(level))
+        } else {
+            Some(json!(true))
+        }
+    }
+}
+
+fn messages_json(messages: &[Message]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::System { content } => json!({"role": "system", "content": content}),
+            Message::User { content } => json!({"role": "user", "content": content}),
+            Message::Assistant {
+                content, tool_calls, ..
+            } => {
+                let mut v = json!({"role": "assistant", "content": content});
+                if !tool_calls.is_empty() {
+                    v["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| json!({"function": {"name": c.name, "arguments": arguments_object(&c.arguments)}}))
+                        .collect();
+                }
+                v
+            }
+            Message::Tool { name, content, .. } => {
+                json!({"role": "tool", "content": content, "tool_name": name})
+            }
+        })
+        .collect()
+}
+
+impl Provider for Ollama {
+    fn framing(&self) -> Framing {
+        Framing::Ndjson
+    }
+
+    fn request(&self, messages: &[Message], tools: &[ToolDecl], stream: bool) -> WireRequest {
+        let s = &self.settings;
+        let mut body = json!({
+            "model": s.model,
+            "messages": messages_json(messages),
+            "stream": stream,
+            "options": {"num_ctx": s.context_window, "num_predict": s.max_tokens},
+        });
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools_json(tools));
+        }
+        if let Some(think) = self.think() {
+            body["think"] = think;
+        }
+        let mut headers = Vec::new();
+        if let Some(key) = &s.key {
+            headers.push(("authorization", format!("Bearer {key}")));
+        }
+        WireRequest {
+            url: format!("{}/api/chat", s.base_url),
+            headers,
+            body: body.to_string().into_bytes(),
+        }
+    }
+
+    fn parse_frame(
+        &self,
+        _event: &str,
+        data: &str,
+        out: &mut dyn DeltaSink,
+    ) -> Result<Flow, EngineError> {
+        let data = data.trim();
+        if data.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        let line: Line<'_> =
+            serde_json::from_str(data).map_err(|e| malformed("ollama", data, &e))?;
+        emit_line(line, out)
+    }
+
+    fn parse_response(&self, body: &[u8], out: &mut dyn DeltaSink) -> Result<(), EngineError> {
+        let line: Line<'_> =
+            serde_json::from_slice(body).map_err(|e| malformed_body("ollama", body, &e))?;
+        emit_line(line, out).map(|_| ())
+    }
+
+    fn error_message(&self, body: &[u8]) -> Option<String> {
+        common_error_message(body)
+    }
+
+    fn partial_call<'a>(&self, partial: &'a str) -> Option<(&'a str, &'a str)> {
+        partial_call_after(partial, "arguments")
+    }
+}
+
+fn emit_line(line: Line<'_>, out: &mut dyn DeltaSink) -> Result<Flow, EngineError> {
+    if let Some(err) = line.error {
+        return Err(stream_server_error("ollama", err.into_owned()));
+    }
+    if let Some(m) = line.message {
+        if let Some(t) = &m.thinking
+            && !t.is_empty()
+        {
+            out.delta(Delta::Reasoning(t))?;
+        }
+        if let Some(c) = &m.content
+            && !c.is_empty()
+        {
+            out.delta(Delta::Text(c))?;
+        }
+        for call in m.tool_calls.iter().flatten() {
+            // Arguments arrive as an object; some versions send a string.
+            let text = match &call.function.arguments {
+                Value::String(s) => s.clone(),
+                Value::Null => "{}".to_owned(),
+                other => other.to_string(),
+            };
+            out.delta(Delta::ToolWhole {
+                id: call.id.as_deref(),
+                name: &call.function.name,
+                arguments: &text,
+            })?;
+        }
+    }
+    if line.done {
+        out.delta(Delta::Usage {
+            prompt: line.prompt_eval_count,
+            completion: line.eval_count,
+        })?;
+        return Ok(Flow::Done);
+    }
+    Ok(Flow::Continue)
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(default, borrow)]
+    message: Option<LineMessage<'a>>,
+    #[serde(default)]
+    done: bool,
+    #[serde(default)]
+    prompt_eval_count: Option<u64>,
+    #[serde(default)]
+    eval_count: Option<u64>,
+    #[serde(default, borrow)]
+    error: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct LineMessage<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<OllamaCall<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct OllamaCall<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    function: OllamaFunction<'a>,
+}
+
+#[derive(Deserialize)]
+struct OllamaFunction<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(default)]
+    arguments: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ollama(model: &str, thinking: Thinking) -> Ollama {
+        Ollama::new(ProviderSettings {
+            model: model.into(),
+            base_url: "http://127.0.0.1:1".into(),
+            key: None,
+            max_tokens: 100,
+            context_window: 2048,
+            thinking,
+        })
+    }
+
+    #[test]
+    fn think_takes_effort_levels_only_where_ollama_does() {
+        assert_eq!(ollama("qwen3:8b", Thinking::Off).think(), None);
+        assert_eq!(ollama("qwen3:8b", Thinking::On).think(), Some(json!(true)));
+        assert_eq!(ollama("qwen3:8b", Thinking::Low).think(), Some(json!(true)));
+        assert_eq!(ollama("gpt-oss:20b", Thinking::Low).think(), Some(json!("low")));
+        assert_eq!(ollama("gpt-oss:20b", Thinking::High).think(), Some(json!("high")));
+        assert_eq!(ollama("gpt-oss:20b", Thinking::On).think(), Some(json!(true)));
+    }
+}

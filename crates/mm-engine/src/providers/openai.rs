@@ -1,0 +1,319 @@
+//! OpenAI Chat Completions (`openai`) and the same wire for llama.cpp,
+//! vLLM, LM Studio, OpenRouter... (`openai-compatible`).
+
+use std::borrow::Cow;
+
+use mm_config::Thinking;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::ProviderSettings;
+use crate::error::{EngineError, stream_server_error};
+use crate::types::{Message, ToolDecl};
+use crate::wire::{
+    Delta, DeltaSink, Flow, Framing, Provider, WireRequest, common_error_message, malformed,
+    malformed_body,
+};
+
+#[derive(Debug)]
+pub struct OpenAi {
+    name: &'static str,
+    settings: ProviderSettings,
+}
+
+impl OpenAi {
+    pub fn new(name: &'static str, settings: ProviderSettings) -> Self {
+        OpenAi { name, settings }
+    }
+
+    fn compatible(&self) -> bool {
+        self.name != "openai"
+    }
+}
+
+/// Message history in Chat Completions shape. Reasoning is never sent back
+/// (DeepSeek even rejects it); tool results follow their calls by id.
+pub(crate) fn messages_json(messages: &[Message]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::System { content } => json!({"role": "system", "content": content}),
+            Message::User { content } => json!({"role": "user", "content": content}),
+            Message::Assistant {
+                content,
+                tool_calls,
+                ..
+            } => {
+                let mut v = json!({"role": "assistant"});
+                if tool_calls.is_empty() {
+                    v["content"] = json!(content);
+                } else {
+                    v["content"] = if content.is_empty() {
+                        Value::Null
+                    } else {
+                        json!(content)
+                    };
+                    v["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments},
+                            })
+                        })
+                        .collect();
+                }
+                v
+            }
+            Message::Tool {
+                call_id, content, ..
+            } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
+        })
+        .collect()
+}
+
+pub(crate) fn tools_json(tools: &[ToolDecl]) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            })
+        })
+        .collect()
+}
+
+fn effort(thinking: Thinking) -> Option<&'static str> {
+    match thinking {
+        Thinking::Off => None,
+        Thinking::Low => Some("low"),
+        Thinking::On | Thinking::Medium => Some("medium"),
+        Thinking::High => Some("high"),
+    }
+}
+
+impl Provider for OpenAi {
+    fn framing(&self) -> Framing {
+        Framing::Sse
+    }
+
+    fn request(&self, messages: &[Message], tools: &[ToolDecl], stream: bool) -> WireRequest {
+        let s = &self.settings;
+        let mut body = json!({
+            "model": s.model,
+            "messages": messages_json(messages),
+            "stream": stream,
+        });
+        if stream {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools_json(tools));
+        }
+        if self.compatible() {
+            body["max_tokens"] = json!(s.max_tokens);
+        } else {
+            body["max_completion_tokens"] = json!(s.max_tokens);
+        }
+        if let Some(e) = effort(s.thinking) {
+            body["reasoning_effort"] = json!(e);
+        }
+        let mut headers = Vec::new();
+        if let Some(key) = &s.key {
+            headers.push(("authorization", format!("Bearer {key}")));
+        }
+        WireRequest {
+            url: format!("{}/chat/completions", s.base_url),
+            headers,
+            body: body.to_string().into_bytes(),
+        }
+    }
+
+    fn parse_frame(
+        &self,
+        _event: &str,
+        data: &str,
+        out: &mut dyn DeltaSink,
+    ) -> Result<Flow, EngineError> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            return Ok(Flow::Done);
+        }
+        if data.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        let chunk: Chunk<'_> =
+            serde_json::from_str(data).map_err(|e| malformed(self.name, data, &e))?;
+        if let Some(err) = chunk.error {
+            return Err(stream_server_error(self.name, error_text(&err)));
+        }
+        for choice in chunk.choices {
+            if let Some(delta) = choice.delta {
+                emit_message(delta, out)?;
+            }
+        }
+        if let Some(u) = chunk.usage {
+            out.delta(Delta::Usage {
+                prompt: u.prompt_tokens,
+                completion: u.completion_tokens,
+            })?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn parse_response(&self, body: &[u8], out: &mut dyn DeltaSink) -> Result<(), EngineError> {
+        let resp: Whole<'_> =
+            serde_json::from_slice(body).map_err(|e| malformed_body(self.name, body, &e))?;
+        if let Some(err) = resp.error {
+            return Err(stream_server_error(self.name, error_text(&err)));
+        }
+        if let Some(choice) = resp.choices.into_iter().next()
+            && let Some(message) = choice.message
+        {
+            emit_message(message, out)?;
+        }
+        if let Some(u) = resp.usage {
+            out.delta(Delta::Usage {
+                prompt: u.prompt_tokens,
+                completion: u.completion_tokens,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn error_message(&self, body: &[u8]) -> Option<String> {
+        common_error_message(body)
+    }
+}
+
+fn error_text(err: &Value) -> String {
+    err.get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| err.as_str().map(str::to_owned))
+        .unwrap_or_else(|| err.to_string())
+}
+
+/// A streamed delta or a whole message: the same fields.
+fn emit_message(m: MessageDelta<'_>, out: &mut dyn DeltaSink) -> Result<(), EngineError> {
+    for r in [&m.reasoning_content, &m.reasoning].into_iter().flatten() {
+        if !r.is_empty() {
+            out.delta(Delta::Reasoning(r))?;
+        }
+    }
+    if let Some(c) = &m.content
+        && !c.is_empty()
+    {
+        out.delta(Delta::Text(c))?;
+    }
+    for (pos, tc) in m.tool_calls.iter().flatten().enumerate() {
+        let key = tc.index.unwrap_or(pos);
+        let (name, args) = match &tc.function {
+            Some(f) => (f.name.as_deref(), f.arguments.as_deref()),
+            None => (None, None),
+        };
+        if tc.id.is_some() || name.is_some() {
+            out.delta(Delta::ToolStart {
+                key,
+                id: tc.id.as_deref(),
+                name: name.unwrap_or(""),
+            })?;
+        }
+        if let Some(a) = args
+            && !a.is_empty()
+        {
+            out.delta(Delta::ToolArgs { key, fragment: a })?;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
+    #[serde(default)]
+    usage: Option<UsageJson>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<MessageDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Whole<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<WholeChoice<'a>>,
+    #[serde(default)]
+    usage: Option<UsageJson>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct WholeChoice<'a> {
+    #[serde(default, borrow)]
+    message: Option<MessageDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct MessageDelta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "string_or_skip")]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta<'a> {
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct UsageJson {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+}
+
+/// `reasoning` is a string on most servers; some send an object. Only
+/// strings are reasoning text.
+fn string_or_skip<'de: 'a, 'a, D>(d: D) -> Result<Option<Cow<'a, str>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either<'a> {
+        S(#[serde(borrow)] Cow<'a, str>),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match Option::<Either<'a>>::deserialize(d)? {
+        Some(Either::S(s)) => Some(s),
+        _ => None,
+    })
+}

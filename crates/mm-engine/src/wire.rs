@@ -1,0 +1,210 @@
+//! The seam between the generic driver and the provider modules.
+//!
+//! A provider only builds requests and turns its wire format (stream frames
+//! or a whole response) into neutral [`Delta`]s. Streaming, the watchdog,
+//! retries, the runaway guard, think-tag splitting and cancellation live
+//! once, in the driver, for all of them.
+
+use crate::error::EngineError;
+use crate::types::{Message, ToolDecl};
+
+/// How a provider's stream is framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// Server-sent events (`event:` / `data:` lines).
+    Sse,
+    /// One JSON object per line (Ollama).
+    Ndjson,
+}
+
+/// One neutral piece of a response, borrowed from the frame it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delta<'a> {
+    /// Answer text (think tags are split out later, by the driver).
+    Text(&'a str),
+    /// Reasoning text, appended to the current reasoning block.
+    Reasoning(&'a str),
+    /// A new reasoning block begins (Anthropic `thinking` block start).
+    ReasoningBlock,
+    /// A signature for the current reasoning block (Anthropic
+    /// `signature_delta`, Gemini `thoughtSignature`).
+    Signature(&'a str),
+    /// An Anthropic `redacted_thinking` block, kept and sent back as is.
+    Redacted(&'a str),
+    /// A streamed tool call begins; `key` is the provider's index.
+    ToolStart {
+        key: usize,
+        id: Option<&'a str>,
+        name: &'a str,
+    },
+    /// A fragment of a streamed tool call's arguments.
+    ToolArgs { key: usize, fragment: &'a str },
+    /// A streamed tool call is complete.
+    ToolEnd { key: usize },
+    /// A tool call sent whole (Ollama, Gemini): arguments as JSON text.
+    ToolWhole {
+        id: Option<&'a str>,
+        name: &'a str,
+        arguments: &'a str,
+    },
+    /// Token counts; `None` leaves a count as it was.
+    Usage {
+        prompt: Option<u64>,
+        completion: Option<u64>,
+    },
+}
+
+/// Whether the stream is over after a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Done,
+}
+
+/// Receives deltas; an error (the runaway guard) stops parsing at once.
+pub trait DeltaSink {
+    fn delta(&mut self, delta: Delta<'_>) -> Result<(), EngineError>;
+}
+
+/// A request ready to send.
+#[derive(Debug, Clone)]
+pub struct WireRequest {
+    pub url: String,
+    /// Extra headers (keys travel only here, decisions.md 2).
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Vec<u8>,
+}
+
+/// One provider's wire format.
+pub trait Provider: Send + Sync + std::fmt::Debug {
+    fn framing(&self) -> Framing;
+    /// Build the request for this history; `stream` picks the streaming or
+    /// the whole-response endpoint/shape.
+    fn request(&self, messages: &[Message], tools: &[ToolDecl], stream: bool) -> WireRequest;
+    /// Parse one stream frame: an SSE event (`event` name, `data`) or an
+    /// NDJSON line (`event` empty).
+    fn parse_frame(
+        &self,
+        event: &str,
+        data: &str,
+        out: &mut dyn DeltaSink,
+    ) -> Result<Flow, EngineError>;
+    /// Parse a whole (non-streaming) response body.
+    fn parse_response(&self, body: &[u8], out: &mut dyn DeltaSink) -> Result<(), EngineError>;
+    /// The human message inside an error body, when the body has the
+    /// provider's error shape.
+    fn error_message(&self, body: &[u8]) -> Option<String>;
+    /// For wires that send tool calls whole in one frame (Ollama, Gemini):
+    /// the name and the argument text so far of the last call inside an
+    /// incomplete frame, so the runaway guard can watch a call that is still
+    /// arriving. Streamed-argument wires need none.
+    fn partial_call<'a>(&self, _partial: &'a str) -> Option<(&'a str, &'a str)> {
+        None
+    }
+}
+
+/// The value text after the last `"key":` in a partial JSON text, and the
+/// string value of the last `"name":` before it (servers vary in spacing).
+pub(crate) fn partial_call_after<'a>(partial: &'a str, key: &str) -> Option<(&'a str, &'a str)> {
+    let quoted = format!("\"{key}\"");
+    let at = partial.rfind(&quoted)?;
+    let rest = partial[at + quoted.len()..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
+    let before = &partial[..at];
+    let name = before
+        .rfind("\"name\"")
+        .and_then(|n| {
+            let v = before[n + 6..]
+                .trim_start()
+                .strip_prefix(':')?
+                .trim_start()
+                .strip_prefix('"')?;
+            v.find('"').map(|end| &v[..end])
+        })
+        .unwrap_or("");
+    Some((name, rest))
+}
+
+/// The malformed-frame error, with a short excerpt of what arrived.
+pub(crate) fn malformed(provider: &str, data: &str, err: &serde_json::Error) -> EngineError {
+    EngineError::Stream(format!(
+        "malformed stream data from {provider}: {err}: {}",
+        crate::error::one_line(data, 120)
+    ))
+}
+
+/// The malformed-body error of a whole response.
+pub(crate) fn malformed_body(provider: &str, body: &[u8], err: &serde_json::Error) -> EngineError {
+    EngineError::Stream(format!(
+        "malformed response from {provider}: {err}: {}",
+        crate::error::one_line(&String::from_utf8_lossy(body), 120)
+    ))
+}
+
+/// The usual `{"error": {"message": ...}}` or `{"error": "..."}` shapes.
+pub(crate) fn common_error_message(body: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let err = v.get("error")?;
+    if let Some(s) = err.as_str() {
+        return Some(s.to_owned());
+    }
+    err.get("message")
+        .and_then(|m| m.as_str())
+        .map(str::to_owned)
+}
+
+/// Parse tool-call arguments for providers that want a JSON object back.
+/// Invalid or non-object arguments become `{}` (the call already got a
+/// result telling the model its arguments were invalid).
+pub(crate) fn arguments_object(arguments: &str) -> serde_json::Value {
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        _ => serde_json::Value::Object(serde_json::Map::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_call_finds_name_and_arguments_so_far() {
+        // Ollama (Go) writes the name before the arguments.
+        let line = r#"{"model":"q","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"write_file","arguments":{"content":"abab"#;
+        assert_eq!(
+            partial_call_after(line, "arguments"),
+            Some(("write_file", r#"{"content":"abab"#))
+        );
+        // Gemini writes `"key": value` with a space.
+        let line = r#"data: {"candidates": [{"content": {"parts": [{"functionCall": {"name": "bash","args": {"command": "yes"#;
+        assert_eq!(
+            partial_call_after(line, "args"),
+            Some(("bash", r#"{"command": "yes"#))
+        );
+        // The last call of several.
+        let line = r#"[{"function":{"name":"a","arguments":{}}},{"function":{"name":"b","arguments":{"x":"#;
+        assert_eq!(
+            partial_call_after(line, "arguments"),
+            Some(("b", r#"{"x":"#))
+        );
+        // A name that comes after the arguments is not known yet.
+        let line = r#"{"function":{"arguments":{"x":"1"#;
+        assert_eq!(
+            partial_call_after(line, "arguments"),
+            Some(("", r#"{"x":"1"#))
+        );
+        assert_eq!(
+            partial_call_after(r#"{"message":{"content":"hi"#, "arguments"),
+            None
+        );
+    }
+
+    #[test]
+    fn arguments_object_falls_back_to_empty() {
+        assert_eq!(arguments_object("{\"a\":1}"), serde_json::json!({"a": 1}));
+        assert_eq!(arguments_object("{\"a\":"), serde_json::json!({}));
+        assert_eq!(arguments_object("[1]"), serde_json::json!({}));
+    }
+}
