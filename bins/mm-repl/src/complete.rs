@@ -1,0 +1,160 @@
+//! Tab completion in the REPL: slash commands from the shared table at the
+//! start of the line, and `@paths` relative to the working directory.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use mm_agent::commands::{self, Front};
+use rustyline::completion::{Completer, Pair};
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::validate::Validator;
+use rustyline::{Context, Helper};
+
+/// The REPL's rustyline helper.
+pub struct MmHelper {
+    pub cwd: PathBuf,
+}
+
+/// Completions for `line` up to `pos`: where the replaced word starts and
+/// the candidates (display, replacement).
+pub fn candidates(line: &str, pos: usize, cwd: &Path) -> (usize, Vec<(String, String)>) {
+    let head = &line[..pos];
+    let start = head.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    let word = &head[start..];
+    if start == 0 && word.starts_with('/') && !word[1..].contains('/') {
+        let typed = &word[1..];
+        let found = commands::for_front(Front::Repl)
+            .filter(|c| c.name.starts_with(typed))
+            .map(|c| {
+                let name = format!("/{}", c.name);
+                let replacement = if c.argument.is_some() {
+                    format!("{name} ")
+                } else {
+                    name.clone()
+                };
+                (name, replacement)
+            })
+            .collect();
+        return (0, found);
+    }
+    if let Some(path) = word.strip_prefix('@') {
+        return (start, path_candidates(path, cwd));
+    }
+    (pos, Vec::new())
+}
+
+fn path_candidates(typed: &str, cwd: &Path) -> Vec<(String, String)> {
+    let (dir, prefix) = match typed.rfind('/') {
+        Some(i) => (&typed[..=i], &typed[i + 1..]),
+        None => ("", typed),
+    };
+    let base = if dir.starts_with('/') {
+        PathBuf::from(dir)
+    } else {
+        cwd.join(dir)
+    };
+    let Ok(entries) = std::fs::read_dir(&base) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, String)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            if !name.starts_with(prefix) || (name.starts_with('.') && !prefix.starts_with('.')) {
+                return None;
+            }
+            let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            let shown = if is_dir { format!("{name}/") } else { name };
+            let escaped = shown.replace(' ', "\\ ");
+            Some((shown, format!("@{dir}{escaped}")))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+impl Completer for MmHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let (start, found) = candidates(line, pos, &self.cwd);
+        Ok((
+            start,
+            found
+                .into_iter()
+                .map(|(display, replacement)| Pair {
+                    display,
+                    replacement,
+                })
+                .collect(),
+        ))
+    }
+}
+
+impl Hinter for MmHelper {
+    type Hint = String;
+}
+
+impl Highlighter for MmHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        _default: bool,
+    ) -> Cow<'b, str> {
+        Cow::Borrowed(prompt)
+    }
+}
+
+impl Validator for MmHelper {}
+
+impl Helper for MmHelper {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn completes_commands_at_the_start_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (start, found) = candidates("/co", 3, dir.path());
+        assert_eq!(start, 0);
+        assert_eq!(
+            found,
+            [
+                ("/compact".to_string(), "/compact ".to_string()),
+                ("/copy".to_string(), "/copy".to_string())
+            ]
+        );
+        let (_, found) = candidates("say /co", 7, dir.path());
+        assert!(found.is_empty());
+    }
+
+    #[test]
+    fn completes_at_paths_with_dirs_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(dir.path().join("my notes.md"), "").unwrap();
+        std::fs::write(dir.path().join(".hidden"), "").unwrap();
+        let line = "look at @s";
+        let (start, found) = candidates(line, line.len(), dir.path());
+        assert_eq!(start, 8);
+        assert_eq!(found, [("src/".to_string(), "@src/".to_string())]);
+        let line = "@src/m";
+        let (_, found) = candidates(line, line.len(), dir.path());
+        assert_eq!(found, [("main.rs".to_string(), "@src/main.rs".to_string())]);
+        let (_, found) = candidates("@my", 3, dir.path());
+        assert_eq!(
+            found,
+            [("my notes.md".to_string(), "@my\\ notes.md".to_string())]
+        );
+        let (_, found) = candidates("@", 1, dir.path());
+        assert_eq!(found.len(), 2, "hidden files are not offered: {found:?}");
+    }
+}

@@ -1,0 +1,89 @@
+//! One turn without a prompt, for scripts: `mm-repl -p "question"`.
+//! stdout holds only the answer (or, with `--output-format json`, one JSON
+//! event per line); tool lines, notices and errors go to stderr. The exit
+//! code says how the turn ended.
+
+use std::sync::Arc;
+
+use mm_agent::Agent;
+use mm_ui::{Sink, TurnOutcome};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::OutputFormat;
+use crate::json::JsonSink;
+use crate::keys::{Controls, KeyWatch};
+use crate::screen::Layout;
+use crate::term::{TermOptions, TermSink};
+
+/// Exit code of a cancelled turn (as a shell reports Ctrl-C).
+pub const EXIT_CANCELLED: u8 = 130;
+/// Exit code of a turn that failed or was stopped.
+pub const EXIT_FAILED: u8 = 1;
+
+/// The exit code for how a turn ended.
+pub fn exit_code(outcome: &TurnOutcome) -> u8 {
+    match outcome {
+        TurnOutcome::Done => 0,
+        TurnOutcome::Cancelled => EXIT_CANCELLED,
+        TurnOutcome::MaxTurns | TurnOutcome::Failed(_) => EXIT_FAILED,
+    }
+}
+
+/// Ask `question`, print the turn, return the exit code.
+pub async fn run(
+    agent: &mut Agent,
+    question: &str,
+    format: OutputFormat,
+    show_thinking: bool,
+) -> u8 {
+    let controls = Arc::new(Controls::default());
+    let cancel = CancellationToken::new();
+    // With a terminal on stdin, Escape/Ctrl-C and a/s/r work as in the
+    // REPL; without one, SIGINT cancels the turn.
+    let keys = KeyWatch::start(&controls, cancel.clone());
+    if keys.is_none() {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        });
+    }
+    let (term, sink): (Option<Arc<TermSink>>, Arc<dyn Sink>) = match format {
+        OutputFormat::Text => {
+            let term = Arc::new(TermSink::new(
+                Layout::OneShot,
+                TermOptions { show_thinking },
+                controls.clone(),
+            ));
+            (Some(term.clone()), term)
+        }
+        OutputFormat::Json => (None, Arc::new(JsonSink::new(controls.clone()))),
+    };
+    let report = agent.ask(question, sink, cancel).await;
+    drop(keys);
+    match &term {
+        Some(term) => term.finish_answer(),
+        // JSON goes to a program; a person watching stderr still sees why.
+        None => match &report.outcome {
+            TurnOutcome::Failed(text) => eprintln!("error: {text}"),
+            TurnOutcome::MaxTurns => eprintln!("error: the turn was stopped at maxTurns"),
+            TurnOutcome::Cancelled => eprintln!("error: the turn was cancelled"),
+            TurnOutcome::Done => {}
+        },
+    }
+    exit_code(&report.outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_finished_turn_exits_zero() {
+        assert_eq!(exit_code(&TurnOutcome::Done), 0);
+        assert_eq!(exit_code(&TurnOutcome::MaxTurns), 1);
+        assert_eq!(exit_code(&TurnOutcome::Failed("x".into())), 1);
+        assert_eq!(exit_code(&TurnOutcome::Cancelled), 130);
+    }
+}

@@ -1,0 +1,364 @@
+//! The interactive REPL: a banner, a prompt with history and completion,
+//! slash commands from the shared table, and one turn per question with
+//! Escape/Ctrl-C cancelling it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mm_agent::Agent;
+use mm_agent::commands::{self, Front, Parsed};
+use mm_ui::Sink;
+use rustyline::error::ReadlineError;
+use rustyline::history::FileHistory;
+use rustyline::{CompletionType, Config as EditorConfig, Editor};
+use tokio_util::sync::CancellationToken;
+
+use crate::complete::MmHelper;
+use crate::keys::{Controls, KeyWatch};
+use crate::screen::Layout;
+use crate::style::Style;
+use crate::term::{TermOptions, TermSink};
+
+/// The prompt.
+pub const PROMPT: &str = "mm> ";
+
+/// Said under the banner of `--demo`.
+pub const DEMO_NOTICE: &str =
+    "This is a scripted demo: the answers come from mm's mock model, not from a real model.";
+
+type Ed = Editor<MmHelper, FileHistory>;
+
+/// One REPL session.
+pub struct Repl {
+    agent: Agent,
+    sink: Arc<TermSink>,
+    controls: Arc<Controls>,
+    demo: bool,
+    history: PathBuf,
+}
+
+/// What a command asks the loop to do next.
+enum Next {
+    Continue,
+    Quit,
+}
+
+impl Repl {
+    pub fn new(agent: Agent, demo: bool, show_thinking: bool) -> Repl {
+        let controls = Arc::new(Controls::default());
+        let sink = Arc::new(TermSink::new(
+            Layout::Interactive,
+            TermOptions { show_thinking },
+            controls.clone(),
+        ));
+        Repl {
+            agent,
+            sink,
+            controls,
+            demo,
+            history: mm_config::data_dir().join("repl_history"),
+        }
+    }
+
+    /// Run until `/quit` or Ctrl-D; returns the exit code.
+    pub async fn run(mut self, resumed: Option<String>) -> u8 {
+        self.banner();
+        if let Some(id) = resumed {
+            self.sink.say(&format!(
+                "resumed session {id} ({} messages)",
+                self.agent.history().len()
+            ));
+        }
+        let mut editor = match self.editor() {
+            Ok(ed) => Some(ed),
+            Err(e) => {
+                self.sink
+                    .error(&format!("cannot start the line editor: {e}"));
+                return 1;
+            }
+        };
+        loop {
+            let Some(ed) = editor.take() else {
+                return 1;
+            };
+            let typed = self.controls.take_typed();
+            let read = tokio::task::spawn_blocking(move || {
+                let mut ed = ed;
+                let line = ed.readline_with_initial(PROMPT, (&typed, ""));
+                (ed, line)
+            })
+            .await;
+            let Ok((mut ed, line)) = read else {
+                self.sink.error("the line editor stopped");
+                return 1;
+            };
+            match line {
+                Ok(line) => {
+                    let line = line.trim().to_owned();
+                    if line.is_empty() {
+                        editor = Some(ed);
+                        continue;
+                    }
+                    let _ = ed.add_history_entry(line.as_str());
+                    self.save_history(&mut ed);
+                    editor = Some(ed);
+                    if let Next::Quit = self.line(&line).await {
+                        return 0;
+                    }
+                }
+                // Ctrl-C at the prompt clears the line.
+                Err(ReadlineError::Interrupted) => editor = Some(ed),
+                // Ctrl-D quits.
+                Err(ReadlineError::Eof) => return 0,
+                Err(e) => {
+                    self.sink.error(&format!("reading the line: {e}"));
+                    return 1;
+                }
+            }
+        }
+    }
+
+    fn editor(&self) -> rustyline::Result<Ed> {
+        let config = EditorConfig::builder()
+            .auto_add_history(false)
+            .completion_type(CompletionType::List)
+            .max_history_size(2000)?
+            .build();
+        let mut ed: Ed = Editor::with_config(config)?;
+        ed.set_helper(Some(MmHelper {
+            cwd: self.agent.cwd().to_path_buf(),
+        }));
+        // A first start has no history yet.
+        let _ = ed.load_history(&self.history);
+        Ok(ed)
+    }
+
+    fn save_history(&self, ed: &mut Ed) {
+        if let Some(dir) = self.history.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Err(e) = ed.save_history(&self.history) {
+            tracing::warn!("history not saved to {}: {e}", self.history.display());
+        }
+    }
+
+    fn banner(&self) {
+        let agent = &self.agent;
+        let s = &self.sink;
+        s.styled(Style::Bold, &format!("mm {}", mm_agent::version()));
+        s.say("");
+        if self.demo {
+            s.notice(DEMO_NOTICE);
+        }
+        s.say_dim(&format!(
+            "model   {} at {}",
+            agent.model(),
+            agent.base_url()
+        ));
+        s.say_dim(&format!("cwd     {}", agent.cwd().display()));
+        let tools = agent.tool_names();
+        s.say_dim(&format!(
+            "tools   {}",
+            if tools.is_empty() {
+                "none".to_owned()
+            } else {
+                tools.join(", ")
+            }
+        ));
+        let config = agent.config();
+        let skills = count_skills(&config.skills_dir);
+        s.say_dim(&format!(
+            "skills  {} in {}",
+            if skills == 0 {
+                "none".to_owned()
+            } else {
+                skills.to_string()
+            },
+            config.skills_dir.display()
+        ));
+        let servers = lsp_found(config);
+        s.say_dim(&format!(
+            "lsp     {}",
+            if servers.is_empty() {
+                "no language server found on the PATH".to_owned()
+            } else {
+                servers.join(", ")
+            }
+        ));
+        s.say_dim("/help lists the commands · Esc or Ctrl-C stops a turn · Ctrl-D quits");
+    }
+
+    async fn line(&mut self, line: &str) -> Next {
+        match commands::parse(line, Front::Repl) {
+            Parsed::NotCommand => {
+                self.turn(line).await;
+                Next::Continue
+            }
+            Parsed::Unknown(name) => {
+                self.sink.error(&format!(
+                    "unknown command /{name}; /help lists the commands"
+                ));
+                Next::Continue
+            }
+            Parsed::Command { command, argument } => self.command(command.name, argument).await,
+        }
+    }
+
+    async fn turn(&mut self, question: &str) {
+        let cancel = CancellationToken::new();
+        let keys = KeyWatch::start(&self.controls, cancel.clone());
+        let sink: Arc<dyn Sink> = self.sink.clone();
+        self.agent.ask(question, sink, cancel).await;
+        drop(keys);
+        self.sink.say("");
+    }
+
+    async fn command(&mut self, name: &str, argument: &str) -> Next {
+        let arg = (!argument.is_empty()).then_some(argument);
+        match name {
+            "new" => {
+                self.agent.new_session();
+                self.sink.say("new session: the conversation is forgotten");
+            }
+            "compact" => {
+                let cancel = CancellationToken::new();
+                let keys = KeyWatch::start(&self.controls, cancel.clone());
+                let sink: Arc<dyn Sink> = self.sink.clone();
+                let result = self.agent.compact(arg, sink, cancel).await;
+                drop(keys);
+                if let Err(e) = result {
+                    self.sink.error(&format!("compact: {e}"));
+                }
+            }
+            "copy" => {
+                let answer = self.agent.last_answer();
+                if answer.is_empty() {
+                    self.sink.notice("nothing to copy yet");
+                } else {
+                    match mm_ui::copy_to_clipboard(answer) {
+                        Ok(copied) => self.sink.say(&copied.to_string()),
+                        Err(e) => self.sink.error(&format!("copy: {e}")),
+                    }
+                }
+            }
+            "sessions" => self.sessions(),
+            "resume" => match self.agent.resume(arg) {
+                Ok(id) => self.sink.say(&format!(
+                    "resumed session {id} ({} messages)",
+                    self.agent.history().len()
+                )),
+                Err(e) => self.sink.error(&format!("resume: {e}")),
+            },
+            "model" => match arg {
+                None => self.sink.say(&format!(
+                    "model: {} at {}",
+                    self.agent.model(),
+                    self.agent.base_url()
+                )),
+                Some(model) => match self.agent.set_model(model) {
+                    Ok(()) => self.sink.say(&format!(
+                        "model: {} at {}",
+                        self.agent.model(),
+                        self.agent.base_url()
+                    )),
+                    Err(e) => self.sink.error(&format!("model: {e}")),
+                },
+            },
+            "help" => {
+                self.sink.say(&commands::help(Front::Repl));
+                self.sink.say_dim(
+                    "@path attaches a file · Esc or Ctrl-C stops a turn · Ctrl-C clears the line · Ctrl-D quits",
+                );
+            }
+            "quit" => return Next::Quit,
+            other => self.sink.error(&format!("/{other} is not available here")),
+        }
+        Next::Continue
+    }
+
+    fn sessions(&self) {
+        match self.agent.sessions() {
+            Ok(list) if list.is_empty() => self.sink.say("no saved session for this directory"),
+            Ok(list) => {
+                let current = self.agent.session_id();
+                for info in list {
+                    let mark = if current.as_deref() == Some(info.id.as_str()) {
+                        "*"
+                    } else {
+                        " "
+                    };
+                    self.sink.say(&format!(
+                        "{mark} {}  {}  {:>3} messages  {}",
+                        info.id,
+                        short_time(&info.updated_at),
+                        info.messages,
+                        info.title
+                    ));
+                }
+            }
+            Err(e) => self.sink.error(&format!("sessions: {e}")),
+        }
+    }
+}
+
+/// `2026-11-05 14:03`.
+fn short_time(t: &time::OffsetDateTime) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]");
+    t.format(&format).unwrap_or_else(|_| t.to_string())
+}
+
+/// How many skills `dir` holds: `<name>.md` or `<name>/SKILL.md`.
+pub fn count_skills(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let path = e.path();
+            let name = e.file_name().into_string().ok()?;
+            if path.is_dir() {
+                path.join("SKILL.md").is_file().then_some(name)
+            } else {
+                name.strip_suffix(".md").map(str::to_owned)
+            }
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names.len()
+}
+
+/// The configured language servers whose command is on the PATH.
+pub fn lsp_found(config: &mm_config::Config) -> Vec<String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    config
+        .lsp
+        .servers
+        .iter()
+        .filter(|s| {
+            std::env::split_paths(&path).any(|dir| {
+                let candidate = dir.join(&s.command);
+                candidate.is_file()
+            })
+        })
+        .map(|s| s.name.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skills_are_flat_files_or_folders_with_skill_md() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(count_skills(&dir.path().join("missing")), 0);
+        std::fs::write(dir.path().join("deploy.md"), "x").unwrap();
+        std::fs::create_dir(dir.path().join("review")).unwrap();
+        std::fs::write(dir.path().join("review/SKILL.md"), "x").unwrap();
+        std::fs::create_dir(dir.path().join("empty")).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        assert_eq!(count_skills(dir.path()), 2);
+    }
+}

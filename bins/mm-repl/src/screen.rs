@@ -1,0 +1,370 @@
+//! The terminal as the sink draws on it: stdout and stderr, where the
+//! cursor is (at the start of a line or not), the spinner line, and the
+//! newline translation raw mode needs.
+//!
+//! Everything a turn shows goes through one [`Screen`] behind one mutex, so
+//! the spinner is always cleared before any other output and a tool line
+//! never lands in the middle of an answer line.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::style::{self, Style};
+
+/// Where a piece of output belongs; the [`Layout`] maps it to a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The answer text.
+    Answer,
+    /// Tool lines, previews, reasoning, the recap line, the prompt.
+    Info,
+    /// Notices and errors: always stderr.
+    Alert,
+}
+
+/// Which stream each [`Target`] uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// The REPL: answer and info on stdout, alerts on stderr.
+    Interactive,
+    /// `-p`: only the answer on stdout, everything else on stderr, so that
+    /// a script reading stdout gets the answer alone.
+    OneShot,
+}
+
+impl Layout {
+    fn index(self, target: Target) -> usize {
+        match (self, target) {
+            (_, Target::Answer) => 0,
+            (Layout::Interactive, Target::Info) => 0,
+            (Layout::OneShot, Target::Info) => 1,
+            (_, Target::Alert) => 1,
+        }
+    }
+}
+
+/// One output stream.
+pub struct Output {
+    pub writer: Box<dyn Write + Send>,
+    /// Is a terminal: gets color (unless `NO_COLOR`), the spinner, and
+    /// `\r\n` line ends while raw mode is on.
+    pub tty: bool,
+    pub color: bool,
+}
+
+impl Output {
+    /// The process's stdout, with the terminal and color rules applied.
+    pub fn stdout() -> Output {
+        use std::io::IsTerminal;
+        let tty = std::io::stdout().is_terminal();
+        Output {
+            writer: Box::new(std::io::stdout()),
+            tty,
+            color: style::color_for(tty),
+        }
+    }
+
+    /// The process's stderr, with the terminal and color rules applied.
+    pub fn stderr() -> Output {
+        use std::io::IsTerminal;
+        let tty = std::io::stderr().is_terminal();
+        Output {
+            writer: Box::new(std::io::stderr()),
+            tty,
+            color: style::color_for(tty),
+        }
+    }
+}
+
+struct Spin {
+    status: String,
+    /// Ticks since the status was set: the frame and the seconds shown.
+    tick: u64,
+    shown: bool,
+}
+
+/// The two streams and what is on them.
+pub struct Screen {
+    layout: Layout,
+    outputs: [Output; 2],
+    /// Both streams are the same terminal: one cursor.
+    shared: bool,
+    line_start: [bool; 2],
+    spin: Option<Spin>,
+    /// Set while the key watcher holds the terminal in raw mode.
+    raw: Arc<AtomicBool>,
+}
+
+impl Screen {
+    pub fn new(layout: Layout, stdout: Output, stderr: Output, raw: Arc<AtomicBool>) -> Screen {
+        let shared = stdout.tty && stderr.tty;
+        Screen {
+            layout,
+            outputs: [stdout, stderr],
+            shared,
+            line_start: [true, true],
+            spin: None,
+            raw,
+        }
+    }
+
+    /// Whether `target`'s stream takes color.
+    pub fn color(&self, target: Target) -> bool {
+        self.outputs[self.layout.index(target)].color
+    }
+
+    /// Whether `target`'s stream is a terminal.
+    pub fn is_tty(&self, target: Target) -> bool {
+        self.outputs[self.layout.index(target)].tty
+    }
+
+    /// Whether the cursor of `target`'s stream is at the start of a line.
+    pub fn at_line_start(&self, target: Target) -> bool {
+        self.line_start[self.layout.index(target)]
+    }
+
+    /// Write `text` to `target` (the spinner stops first).
+    pub fn write(&mut self, target: Target, text: &str) {
+        self.stop_spinner();
+        self.raw_write(self.layout.index(target), text);
+    }
+
+    /// Write `text` in `style` (when the stream takes color).
+    pub fn write_styled(&mut self, target: Target, style: Style, text: &str) {
+        let painted = style::paint(self.color(target), style, text);
+        self.write(target, &painted);
+    }
+
+    /// Start a new line on `target` unless the cursor is at one already.
+    pub fn ensure_line_start(&mut self, target: Target) {
+        if !self.at_line_start(target) {
+            self.write(target, "\n");
+        }
+    }
+
+    /// Show `status` in the spinner (on the info stream, when it is a
+    /// terminal; elsewhere a spinner would only litter a log).
+    pub fn set_status(&mut self, status: &str) {
+        if !self.is_tty(Target::Info) {
+            return;
+        }
+        if let Some(spin) = &mut self.spin {
+            if spin.status != status {
+                spin.status = status.to_owned();
+                spin.tick = 0;
+            }
+        } else {
+            self.ensure_line_start(Target::Info);
+            self.spin = Some(Spin {
+                status: status.to_owned(),
+                tick: 0,
+                shown: false,
+            });
+        }
+        self.draw_spinner();
+    }
+
+    /// Advance the spinner one frame (called by the spinner thread every
+    /// [`mm_ui::spinner::TICK`]).
+    pub fn tick(&mut self) {
+        if let Some(spin) = &mut self.spin {
+            spin.tick += 1;
+            self.draw_spinner();
+        }
+    }
+
+    /// Whether a spinner is running.
+    pub fn spinning(&self) -> bool {
+        self.spin.is_some()
+    }
+
+    /// Clear the spinner line and forget the status.
+    pub fn stop_spinner(&mut self) {
+        if let Some(spin) = self.spin.take()
+            && spin.shown
+        {
+            let i = self.layout.index(Target::Info);
+            self.raw_write(i, "\r\x1b[K");
+        }
+    }
+
+    fn draw_spinner(&mut self) {
+        let i = self.layout.index(Target::Info);
+        let Some(spin) = &mut self.spin else {
+            return;
+        };
+        let text = mm_ui::spinner::frame(&spin.status, spin.tick);
+        spin.shown = true;
+        let painted = style::paint(self.outputs[i].color, Style::Dim, &text);
+        let line = format!("\r{painted}\x1b[K");
+        let out = &mut self.outputs[i];
+        let _ = out.writer.write_all(line.as_bytes());
+        let _ = out.writer.flush();
+    }
+
+    fn raw_write(&mut self, i: usize, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let out = &mut self.outputs[i];
+        let result = if out.tty && self.raw.load(Ordering::SeqCst) {
+            out.writer.write_all(text.replace('\n', "\r\n").as_bytes())
+        } else {
+            out.writer.write_all(text.as_bytes())
+        };
+        // A closed pipe must not end the turn: the agent still saves the session.
+        let _ = result.and_then(|()| out.writer.flush());
+        let at_start = text.ends_with('\n') || (text.ends_with("\x1b[K") && text.starts_with('\r'));
+        if self.shared {
+            self.line_start = [at_start; 2];
+        } else {
+            self.line_start[i] = at_start;
+        }
+    }
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A writer whose bytes a test can read back.
+    #[derive(Clone, Default)]
+    pub struct Buffer(pub Arc<Mutex<Vec<u8>>>);
+
+    impl Buffer {
+        pub fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+        }
+    }
+
+    impl Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    pub fn output(buf: &Buffer, tty: bool) -> Output {
+        Output {
+            writer: Box::new(buf.clone()),
+            tty,
+            color: false,
+        }
+    }
+
+    #[test]
+    fn one_shot_keeps_stdout_for_the_answer() {
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let mut s = Screen::new(
+            Layout::OneShot,
+            output(&out, false),
+            output(&err, false),
+            Arc::default(),
+        );
+        s.write(Target::Answer, "answer");
+        s.write(Target::Info, "tool line\n");
+        s.write(Target::Alert, "notice\n");
+        assert_eq!(out.text(), "answer");
+        assert_eq!(err.text(), "tool line\nnotice\n");
+    }
+
+    #[test]
+    fn line_state_is_shared_on_one_terminal() {
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let mut s = Screen::new(
+            Layout::Interactive,
+            output(&out, true),
+            output(&err, true),
+            Arc::default(),
+        );
+        s.write(Target::Answer, "partial");
+        assert!(!s.at_line_start(Target::Alert));
+        s.ensure_line_start(Target::Alert);
+        assert_eq!(err.text(), "\n");
+        assert!(s.at_line_start(Target::Answer));
+    }
+
+    #[test]
+    fn raw_mode_writes_carriage_returns_on_a_terminal_only() {
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let raw = Arc::new(AtomicBool::new(true));
+        let mut s = Screen::new(
+            Layout::OneShot,
+            output(&out, false),
+            output(&err, true),
+            raw.clone(),
+        );
+        s.write(Target::Answer, "a\nb\n");
+        s.write(Target::Info, "c\n");
+        raw.store(false, Ordering::SeqCst);
+        s.write(Target::Info, "d\n");
+        assert_eq!(out.text(), "a\nb\n");
+        assert_eq!(err.text(), "c\r\nd\n");
+    }
+
+    #[test]
+    fn spinner_is_cleared_before_other_output_and_starts_on_its_own_line() {
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let mut s = Screen::new(
+            Layout::Interactive,
+            output(&out, true),
+            output(&err, true),
+            Arc::default(),
+        );
+        s.write(Target::Answer, "Let me look.");
+        s.set_status("Composing a tool call");
+        assert!(s.spinning());
+        s.tick();
+        s.write(Target::Info, "🛠️  bash: ls\n");
+        assert!(!s.spinning());
+        assert_eq!(
+            out.text(),
+            "Let me look.\n\r⠋ Composing a tool call\x1b[K\r⠙ Composing a tool call\x1b[K\r\x1b[K🛠️  bash: ls\n"
+        );
+    }
+
+    #[test]
+    fn no_spinner_off_a_terminal() {
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let mut s = Screen::new(
+            Layout::OneShot,
+            output(&out, false),
+            output(&err, false),
+            Arc::default(),
+        );
+        s.set_status("Thinking");
+        assert!(!s.spinning());
+        assert_eq!(err.text(), "");
+    }
+
+    #[test]
+    fn a_new_status_restarts_the_count() {
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let mut s = Screen::new(
+            Layout::Interactive,
+            output(&out, true),
+            output(&err, true),
+            Arc::default(),
+        );
+        s.set_status("Thinking");
+        for _ in 0..23 {
+            s.tick();
+        }
+        assert!(
+            out.text().ends_with("\r⠸ Thinking (2s)\x1b[K"),
+            "{:?}",
+            out.text()
+        );
+        s.set_status("Running bash");
+        assert!(
+            out.text().ends_with("\r⠋ Running bash\x1b[K"),
+            "{:?}",
+            out.text()
+        );
+    }
+}

@@ -1,0 +1,91 @@
+//! Terminal styles as SGR sequences, and the one rule that decides whether
+//! they are used: a terminal, and `NO_COLOR` unset or empty (no-color.org).
+
+/// A text style; each maps to one SGR sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Reasoning, previews, recap: present but quiet.
+    Dim,
+    /// Errors.
+    Red,
+    /// Notices and the permission prompt.
+    Yellow,
+    /// Added diff lines.
+    Green,
+    /// Diff hunk headers, banner names.
+    Cyan,
+    /// The banner title.
+    Bold,
+}
+
+impl Style {
+    fn sgr(self) -> &'static str {
+        match self {
+            Style::Dim => "\x1b[2m",
+            Style::Red => "\x1b[31m",
+            Style::Yellow => "\x1b[33m",
+            Style::Green => "\x1b[32m",
+            Style::Cyan => "\x1b[36m",
+            Style::Bold => "\x1b[1m",
+        }
+    }
+}
+
+/// The reset sequence.
+pub const RESET: &str = "\x1b[0m";
+
+/// Whether `NO_COLOR` asks for no color, from its value (`None` = unset).
+pub fn no_color(value: Option<&std::ffi::OsStr>) -> bool {
+    value.is_some_and(|v| !v.is_empty())
+}
+
+/// Whether this process may use color on a stream that is (or is not) a
+/// terminal.
+pub fn color_for(is_tty: bool) -> bool {
+    is_tty && !no_color(std::env::var_os("NO_COLOR").as_deref())
+}
+
+/// `text` in `style` when `color` is on; each line is styled on its own so
+/// a style never bleeds past a line end (raw mode, scrollback).
+pub fn paint(color: bool, style: Style, text: &str) -> String {
+    if !color || text.is_empty() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if !line.is_empty() {
+            out.push_str(style.sgr());
+            out.push_str(line);
+            out.push_str(RESET);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_color_means_plain_text() {
+        assert_eq!(paint(false, Style::Dim, "a\nb"), "a\nb");
+    }
+
+    #[test]
+    fn each_line_is_styled_and_reset() {
+        assert_eq!(
+            paint(true, Style::Red, "a\n\nb"),
+            "\x1b[31ma\x1b[0m\n\n\x1b[31mb\x1b[0m"
+        );
+    }
+
+    #[test]
+    fn no_color_variable_rule() {
+        assert!(!no_color(None));
+        assert!(!no_color(Some(std::ffi::OsStr::new(""))));
+        assert!(no_color(Some(std::ffi::OsStr::new("1"))));
+    }
+}

@@ -1,0 +1,609 @@
+//! The terminal [`Sink`]: turns a turn's events into what a person sees —
+//! the answer streamed as it arrives, reasoning dimmed, one line per tool
+//! (`🛠️  bash: <command>`) with its preview, a spinner while waiting,
+//! notices and errors on stderr, and the counters recap after the turn.
+//! It also asks the inline a/s/r permission question.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use futures::future::BoxFuture;
+use mm_ui::{Counters, Decision, Event, Sink, ToolInfo, ToolStatus, TurnOutcome};
+
+use crate::keys::Controls;
+use crate::screen::{Layout, Output, Screen, Target};
+use crate::style::Style;
+
+/// The question of `permissions: ask`.
+pub const PERMISSION_PROMPT: &str = "allow? [a]llow once, allow for the [s]ession, [r]eject ";
+
+/// Shown instead of a preview when a command printed nothing.
+pub const NO_OUTPUT: &str = "(no output)";
+
+/// Indentation of preview lines under a tool line.
+const INDENT: &str = "   ";
+
+/// What the terminal sink shows; from the settings.
+#[derive(Debug, Clone, Copy)]
+pub struct TermOptions {
+    /// `showThinking`.
+    pub show_thinking: bool,
+}
+
+/// The tool line shown before a call runs, per tools-reference.md
+/// "Terminal display".
+pub fn tool_line(tool: &str, title: &str) -> String {
+    let title = title.replace('\n', &format!("\n{INDENT}"));
+    match tool {
+        "bash" => format!("🛠️  bash: {title}"),
+        "read_skill" => format!("📖 read_skill: {title}"),
+        "lsp" => format!("🔎 lsp: {title}"),
+        "read_file" | "write_file" | "edit_file" => format!("📝 {tool}: {title}"),
+        other => format!("🛠️  {other}: {title}"),
+    }
+}
+
+/// The dimmed lines shown under a tool line once the call ended.
+///
+/// Commands (`bash`, `lsp`) echo their first `previewLines` lines, or
+/// `(no output)`; `read_skill` echoes nothing (the reference: the content
+/// is not echoed) unless it failed; `read_file` says how much it read; the
+/// other tools show their headline, the first line of their output.
+pub fn result_lines(
+    tool: &str,
+    status: ToolStatus,
+    output: &str,
+    preview: &[String],
+) -> Vec<String> {
+    let first = || {
+        output
+            .lines()
+            .next()
+            .map(str::to_owned)
+            .into_iter()
+            .collect::<Vec<_>>()
+    };
+    match tool {
+        "bash" | "lsp" => {
+            if output.is_empty() {
+                return vec![NO_OUTPUT.to_owned()];
+            }
+            let mut lines = preview.to_vec();
+            let total = output.lines().count();
+            if total > lines.len() && !lines.is_empty() {
+                let more = total - lines.len();
+                lines.push(format!(
+                    "… ({more} more line{})",
+                    if more == 1 { "" } else { "s" }
+                ));
+            }
+            lines
+        }
+        "read_skill" if status == ToolStatus::Completed => Vec::new(),
+        "read_file" if status == ToolStatus::Completed => {
+            let n = output.lines().count();
+            vec![format!("read {n} line{}", if n == 1 { "" } else { "s" })]
+        }
+        _ => first(),
+    }
+}
+
+/// The line after a turn: the recap of non-zero counters and the tokens
+/// used; empty when there is nothing to say.
+pub fn recap_line(counters: &Counters, prompt_tokens: u64, completion_tokens: u64) -> String {
+    let mut parts = Vec::new();
+    let recap = counters.recap();
+    if !recap.is_empty() {
+        parts.push(recap);
+    }
+    if prompt_tokens + completion_tokens > 0 {
+        parts.push(format!(
+            "tokens: {prompt_tokens} in, {completion_tokens} out"
+        ));
+    }
+    parts.join("  ")
+}
+
+struct State {
+    screen: Screen,
+    /// Inside a block of reasoning (dimmed) not yet followed by answer text.
+    reasoning: bool,
+    /// Tool name by call id, to style `ToolEnd`.
+    tools: HashMap<String, String>,
+}
+
+/// The terminal sink: one per front end, shared by its turns.
+pub struct TermSink {
+    state: Arc<Mutex<State>>,
+    options: TermOptions,
+    controls: Arc<Controls>,
+    stop: Arc<AtomicBool>,
+    spinner: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl TermSink {
+    /// A sink on this process's stdout and stderr.
+    pub fn new(layout: Layout, options: TermOptions, controls: Arc<Controls>) -> TermSink {
+        TermSink::with_outputs(
+            layout,
+            Output::stdout(),
+            Output::stderr(),
+            options,
+            controls,
+        )
+    }
+
+    /// A sink on given streams (tests pass buffers).
+    pub fn with_outputs(
+        layout: Layout,
+        stdout: Output,
+        stderr: Output,
+        options: TermOptions,
+        controls: Arc<Controls>,
+    ) -> TermSink {
+        let screen = Screen::new(layout, stdout, stderr, controls.raw.clone());
+        let spin = screen.is_tty(Target::Info);
+        let state = Arc::new(Mutex::new(State {
+            screen,
+            reasoning: false,
+            tools: HashMap::new(),
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let spinner = spin
+            .then(|| spawn_spinner(state.clone(), stop.clone()))
+            .flatten();
+        TermSink {
+            state,
+            options,
+            controls,
+            stop,
+            spinner: Mutex::new(spinner),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A poisoned screen still draws: losing output is worse than a torn line.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Print a line for the user outside a turn (command results).
+    pub fn say(&self, text: &str) {
+        let mut s = self.lock();
+        s.screen.ensure_line_start(Target::Info);
+        s.screen.write(Target::Info, &format!("{text}\n"));
+    }
+
+    /// Print a dimmed line outside a turn.
+    pub fn say_dim(&self, text: &str) {
+        let mut s = self.lock();
+        s.screen.ensure_line_start(Target::Info);
+        s.screen.write_styled(Target::Info, Style::Dim, text);
+        s.screen.write(Target::Info, "\n");
+    }
+
+    /// Print a notice on stderr.
+    pub fn notice(&self, text: &str) {
+        let mut s = self.lock();
+        notice(&mut s.screen, text);
+    }
+
+    /// Print an error on stderr.
+    pub fn error(&self, text: &str) {
+        let mut s = self.lock();
+        error(&mut s.screen, text);
+    }
+
+    /// Print the styled text as given (banner pieces).
+    pub fn styled(&self, style: Style, text: &str) {
+        let mut s = self.lock();
+        s.screen.write_styled(Target::Info, style, text);
+    }
+
+    /// End the answer's line if it is open (one-shot: stdout ends with a
+    /// newline).
+    pub fn finish_answer(&self) {
+        let mut s = self.lock();
+        s.screen.ensure_line_start(Target::Answer);
+    }
+
+    fn show(&self, event: Event) {
+        let mut s = self.lock();
+        let st = &mut *s;
+        match event {
+            Event::Text { text } => {
+                if st.reasoning {
+                    st.reasoning = false;
+                    st.screen.ensure_line_start(Target::Info);
+                }
+                st.screen.write(Target::Answer, &text);
+            }
+            Event::Reasoning { text } => {
+                if !self.options.show_thinking {
+                    return;
+                }
+                if !st.reasoning {
+                    st.reasoning = true;
+                    st.screen.ensure_line_start(Target::Answer);
+                    st.screen.ensure_line_start(Target::Info);
+                }
+                st.screen.write_styled(Target::Info, Style::Dim, &text);
+            }
+            Event::Status { text } => st.screen.set_status(&text),
+            Event::ToolStart { info } => {
+                end_block(st);
+                st.tools.insert(info.id.clone(), info.tool.clone());
+                st.screen.write(
+                    Target::Info,
+                    &format!("{}\n", tool_line(&info.tool, &info.title)),
+                );
+            }
+            Event::ToolRunning { id } => {
+                let tool = st.tools.get(&id).cloned().unwrap_or_default();
+                st.screen.set_status(&format!("Running {tool}"));
+            }
+            Event::ToolEnd {
+                id,
+                tool,
+                status,
+                output,
+                preview,
+            } => {
+                st.tools.remove(&id);
+                end_block(st);
+                let lines = result_lines(&tool, status, &output, &preview);
+                for line in lines {
+                    st.screen
+                        .write_styled(Target::Info, Style::Dim, &format!("{INDENT}{line}"));
+                    st.screen.write(Target::Info, "\n");
+                }
+            }
+            Event::Notice { text } => {
+                end_block(st);
+                notice(&mut st.screen, &text);
+            }
+            Event::Error { text } => {
+                end_block(st);
+                error(&mut st.screen, &text);
+            }
+            Event::TurnEnd {
+                outcome,
+                counters,
+                prompt_tokens,
+                completion_tokens,
+            } => {
+                end_block(st);
+                if outcome == TurnOutcome::Cancelled {
+                    notice(&mut st.screen, "cancelled");
+                }
+                let line = recap_line(&counters, prompt_tokens, completion_tokens);
+                if !line.is_empty() {
+                    st.screen.write_styled(Target::Info, Style::Dim, &line);
+                    st.screen.write(Target::Info, "\n");
+                }
+            }
+        }
+    }
+
+    async fn ask(&self, info: &ToolInfo) -> Decision {
+        let rx = {
+            let mut s = self.lock();
+            let st = &mut *s;
+            end_block(st);
+            if !self.controls.can_ask() {
+                notice(
+                    &mut st.screen,
+                    &format!(
+                        "{} needs permission, but there is no terminal to ask: rejected",
+                        info.tool
+                    ),
+                );
+                return Decision::Reject;
+            }
+            if let Some(change) = &info.change {
+                show_diff(&mut st.screen, &change.diff);
+            }
+            st.screen
+                .write_styled(Target::Info, Style::Yellow, PERMISSION_PROMPT);
+            self.controls.ask()
+        };
+        let decision = rx.await.unwrap_or(Decision::Cancelled);
+        let word = match decision {
+            Decision::AllowOnce => "allowed once",
+            Decision::AllowAlways => "allowed for the session",
+            Decision::Reject => "rejected",
+            Decision::Cancelled => "cancelled",
+        };
+        self.lock().screen.write(Target::Info, &format!("{word}\n"));
+        decision
+    }
+}
+
+/// Close an open answer or reasoning line before a block of other output.
+fn end_block(st: &mut State) {
+    st.reasoning = false;
+    st.screen.stop_spinner();
+    st.screen.ensure_line_start(Target::Answer);
+    st.screen.ensure_line_start(Target::Info);
+}
+
+fn notice(screen: &mut Screen, text: &str) {
+    screen.ensure_line_start(Target::Alert);
+    screen.write_styled(Target::Alert, Style::Yellow, text);
+    screen.write(Target::Alert, "\n");
+}
+
+fn error(screen: &mut Screen, text: &str) {
+    screen.ensure_line_start(Target::Alert);
+    screen.write_styled(Target::Alert, Style::Red, &format!("error: {text}"));
+    screen.write(Target::Alert, "\n");
+}
+
+fn show_diff(screen: &mut Screen, diff: &str) {
+    for line in diff.lines() {
+        let style = if line.starts_with("+++") || line.starts_with("---") {
+            Style::Bold
+        } else if line.starts_with('+') {
+            Style::Green
+        } else if line.starts_with('-') {
+            Style::Red
+        } else if line.starts_with("@@") {
+            Style::Cyan
+        } else {
+            Style::Dim
+        };
+        screen.write_styled(Target::Info, style, &format!("{INDENT}{line}"));
+        screen.write(Target::Info, "\n");
+    }
+}
+
+fn spawn_spinner(state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) -> Option<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("mm-spinner".into())
+        .spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(mm_ui::spinner::TICK);
+                if let Ok(mut s) = state.lock() {
+                    s.screen.tick();
+                }
+            }
+        })
+        .ok()
+}
+
+impl Drop for TermSink {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.spinner.lock().ok().and_then(|mut t| t.take()) {
+            let _ = thread.join();
+        }
+        self.lock().screen.stop_spinner();
+    }
+}
+
+impl Sink for TermSink {
+    fn event(&self, event: Event) {
+        self.show(event);
+    }
+
+    fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
+        Box::pin(self.ask(info))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::screen::tests::{Buffer, output};
+    use mm_ui::{FileChange, ToolKind};
+    use std::time::Duration;
+
+    fn sink(layout: Layout, show_thinking: bool) -> (TermSink, Buffer, Buffer, Arc<Controls>) {
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let controls = Arc::new(Controls::default());
+        let s = TermSink::with_outputs(
+            layout,
+            output(&out, false),
+            output(&err, false),
+            TermOptions { show_thinking },
+            controls.clone(),
+        );
+        (s, out, err, controls)
+    }
+
+    fn info(tool: &str, title: &str) -> ToolInfo {
+        ToolInfo {
+            id: "c1".into(),
+            tool: tool.into(),
+            title: title.into(),
+            kind: ToolKind::Execute,
+            input: serde_json::Value::Null,
+            locations: vec![],
+            change: None,
+        }
+    }
+
+    fn end(tool: &str, output: &str, preview: &[&str]) -> Event {
+        Event::ToolEnd {
+            id: "c1".into(),
+            tool: tool.into(),
+            status: ToolStatus::Completed,
+            output: output.into(),
+            preview: preview.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn tool_lines_follow_the_reference() {
+        assert_eq!(tool_line("bash", "echo hi"), "🛠️  bash: echo hi");
+        assert_eq!(tool_line("read_skill", "deploy"), "📖 read_skill: deploy");
+        assert_eq!(
+            tool_line("lsp", "definition main.go greet"),
+            "🔎 lsp: definition main.go greet"
+        );
+        assert_eq!(tool_line("edit_file", "src/a.rs"), "📝 edit_file: src/a.rs");
+    }
+
+    #[test]
+    fn previews_and_no_output() {
+        assert_eq!(
+            result_lines("bash", ToolStatus::Completed, "", &[]),
+            ["(no output)"]
+        );
+        let preview: Vec<String> = ["1", "2"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            result_lines("bash", ToolStatus::Completed, "1\n2\n3\n4\n", &preview),
+            ["1", "2", "… (2 more lines)"]
+        );
+        assert_eq!(
+            result_lines("bash", ToolStatus::Completed, "1\n2\n", &preview),
+            ["1", "2"]
+        );
+        assert_eq!(
+            result_lines(
+                "edit_file",
+                ToolStatus::Completed,
+                "edited a: 1 edit(s), +1 -1 lines, first change at line 2\n@@",
+                &[]
+            ),
+            ["edited a: 1 edit(s), +1 -1 lines, first change at line 2"]
+        );
+        assert!(result_lines("read_skill", ToolStatus::Completed, "# skill\ntext", &[]).is_empty());
+        assert_eq!(
+            result_lines("read_file", ToolStatus::Completed, "a\nb\n", &[]),
+            ["read 2 lines"]
+        );
+    }
+
+    #[test]
+    fn interactive_turn_shows_tools_answer_and_recap() {
+        let (s, out, err, _) = sink(Layout::Interactive, true);
+        s.event(Event::Reasoning { text: "hmm".into() });
+        s.event(Event::Text {
+            text: "Let me look.".into(),
+        });
+        s.event(Event::ToolStart {
+            info: info("bash", "echo hi"),
+        });
+        s.event(Event::ToolRunning { id: "c1".into() });
+        s.event(end("bash", "hi\n", &["hi"]));
+        s.event(Event::Text {
+            text: "It says hi.".into(),
+        });
+        let mut counters = Counters::default();
+        counters.count("bash");
+        s.event(Event::TurnEnd {
+            outcome: TurnOutcome::Done,
+            counters,
+            prompt_tokens: 10,
+            completion_tokens: 3,
+        });
+        assert_eq!(
+            out.text(),
+            "hmm\nLet me look.\n🛠️  bash: echo hi\n   hi\nIt says hi.\n⚙ 1 command(s)  tokens: 10 in, 3 out\n"
+        );
+        assert_eq!(err.text(), "");
+    }
+
+    #[test]
+    fn one_shot_puts_only_the_answer_on_stdout() {
+        let (s, out, err, _) = sink(Layout::OneShot, true);
+        s.event(Event::Reasoning {
+            text: "thinking".into(),
+        });
+        s.event(Event::ToolStart {
+            info: info("bash", "ls"),
+        });
+        s.event(end("bash", "", &[]));
+        s.event(Event::Notice {
+            text: "[stopped: maxTurns (1) reached]".into(),
+        });
+        s.event(Event::Text {
+            text: "done".into(),
+        });
+        s.event(Event::Error {
+            text: "boom".into(),
+        });
+        s.finish_answer();
+        assert_eq!(out.text(), "done\n");
+        assert_eq!(
+            err.text(),
+            "thinking\n🛠️  bash: ls\n   (no output)\n[stopped: maxTurns (1) reached]\nerror: boom\n"
+        );
+    }
+
+    #[test]
+    fn hidden_thinking_is_not_printed() {
+        let (s, out, err, _) = sink(Layout::Interactive, false);
+        s.event(Event::Reasoning {
+            text: "secret".into(),
+        });
+        s.event(Event::Text {
+            text: "answer".into(),
+        });
+        assert_eq!(out.text(), "answer");
+        assert_eq!(err.text(), "");
+    }
+
+    #[test]
+    fn cancelled_turn_says_so() {
+        let (s, _out, err, _) = sink(Layout::Interactive, true);
+        s.event(Event::TurnEnd {
+            outcome: TurnOutcome::Cancelled,
+            counters: Counters::default(),
+            prompt_tokens: 0,
+            completion_tokens: 0,
+        });
+        assert_eq!(err.text(), "cancelled\n");
+    }
+
+    #[tokio::test]
+    async fn permission_without_a_terminal_rejects() {
+        let (s, _out, err, _) = sink(Layout::OneShot, true);
+        let d = s.permission(&info("bash", "rm -rf x")).await;
+        assert_eq!(d, Decision::Reject);
+        assert_eq!(
+            err.text(),
+            "bash needs permission, but there is no terminal to ask: rejected\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn permission_shows_the_diff_and_waits_for_the_key() {
+        let (s, out, _err, controls) = sink(Layout::Interactive, true);
+        controls.set_active_for_tests(true);
+        let mut i = info("edit_file", "a.txt");
+        i.change = Some(FileChange {
+            path: "/p/a.txt".into(),
+            old_text: Some("one\n".into()),
+            new_text: Some("uno\n".into()),
+            diff: "@@ -1 +1 @@\n-one\n+uno\n".into(),
+            too_large: false,
+            lines: 1,
+        });
+        let s = Arc::new(s);
+        let waiter = {
+            let s = s.clone();
+            tokio::spawn(async move { s.permission(&i).await })
+        };
+        for _ in 0..100 {
+            if controls.asking() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(controls.answer(Decision::AllowAlways));
+        let d = tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(d, Decision::AllowAlways);
+        assert_eq!(
+            out.text(),
+            format!(
+                "   @@ -1 +1 @@\n   -one\n   +uno\n{PERMISSION_PROMPT}allowed for the session\n"
+            )
+        );
+    }
+}

@@ -1,0 +1,215 @@
+//! What every end-to-end test needs: a mock model server on 127.0.0.1, an
+//! isolated HOME and XDG directories, a working directory, the built
+//! binary with a bounded run, and a pseudo-terminal session.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use mm_mock::{MockServer, Recorded, Reply};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_mm-repl");
+
+/// Longest any single run or expectation may take before the test fails.
+pub const BOUND: Duration = Duration::from_secs(20);
+
+/// One test's world.
+pub struct World {
+    pub root: tempfile::TempDir,
+    pub cwd: PathBuf,
+    pub server: MockServer,
+    // Declared last: the server's tasks need the runtime until it stops.
+    pub rt: tokio::runtime::Runtime,
+}
+
+impl World {
+    /// A world whose model plays `script`, with a user config file that
+    /// points at it (`openai-compatible/test`, no retries) plus `extra` YAML.
+    pub fn new(script: Vec<Reply>, extra: &str) -> World {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = rt.block_on(MockServer::start(script)).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        for d in ["home", "config", "data", "state", "work"] {
+            std::fs::create_dir_all(root.path().join(d)).unwrap();
+        }
+        let cwd = std::fs::canonicalize(root.path().join("work")).unwrap();
+        let world = World {
+            root,
+            cwd,
+            server,
+            rt,
+        };
+        world.write_config(&format!(
+            "model: openai-compatible/test\nbaseURL: {}/v1\nretries: 0\nwatchdog: 15\n{extra}",
+            world.server.url()
+        ));
+        world
+    }
+
+    pub fn config_file(&self) -> PathBuf {
+        self.root.path().join("config/mm/config.yaml")
+    }
+
+    pub fn write_config(&self, yaml: &str) {
+        let path = self.config_file();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, yaml).unwrap();
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.path().join("state")
+    }
+
+    /// The binary with an isolated environment, in the working directory.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root.path().join("home"))
+            .env("XDG_CONFIG_HOME", self.root.path().join("config"))
+            .env("XDG_DATA_HOME", self.root.path().join("data"))
+            .env("XDG_STATE_HOME", self.root.path().join("state"))
+            .env("TERM", "xterm");
+        cmd
+    }
+
+    /// Run to the end with `stdin` (nothing when `None`), bounded.
+    pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        run_bounded(self.command(args), stdin)
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.server.requests()
+    }
+
+    /// The chat requests (the mock also records anything else it is sent).
+    pub fn chats(&self) -> Vec<serde_json::Value> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .map(|r| r.body)
+            .collect()
+    }
+
+    /// A REPL in a pseudo-terminal (200×50) with `args`.
+    pub fn pty(&self, args: &[&str], env: &[(&str, &str)]) -> expectrl::session::OsSession {
+        let mut cmd = self.command(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut session = expectrl::Session::spawn(cmd).unwrap();
+        session.get_process_mut().set_window_size(200, 50).unwrap();
+        session.set_expect_timeout(Some(BOUND));
+        session
+    }
+}
+
+/// Run `cmd` to the end, killing it after [`BOUND`].
+pub fn run_bounded(mut cmd: Command, stdin: Option<&str>) -> Output {
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    if let Some(text) = stdin {
+        use std::io::Write;
+        let mut pipe = child.stdin.take().unwrap();
+        pipe.write_all(text.as_bytes()).unwrap();
+    }
+    let deadline = Instant::now() + BOUND;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "mm-repl did not finish within {BOUND:?}\nstdout: {}\nstderr: {}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The `messages` of a chat request.
+pub fn messages(body: &serde_json::Value) -> Vec<serde_json::Value> {
+    body["messages"].as_array().cloned().unwrap_or_default()
+}
+
+/// The text contents of every message of a request, joined.
+pub fn all_text(body: &serde_json::Value) -> String {
+    messages(body)
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Live (not zombie) processes whose command line contains `marker`.
+pub fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let dir = entry.path();
+        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if !cmdline.contains(marker) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+        if stat.contains(") Z ") || stat.is_empty() {
+            continue;
+        }
+        found.push(format!("{}: {cmdline}", dir.display()));
+    }
+    found
+}
+
+/// Wait until `cond` holds, for at most `bound`.
+pub fn wait_for(bound: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + bound;
+    while Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    cond()
+}
+
+/// Everything up to and including `needle`, as text.
+pub fn expect(session: &mut expectrl::session::OsSession, needle: &str) -> String {
+    use expectrl::Expect;
+    match session.expect(needle) {
+        Ok(found) => String::from_utf8_lossy(found.as_bytes()).into_owned(),
+        Err(e) => panic!("waiting for {needle:?}: {e}"),
+    }
+}
+
+/// Type a line at the REPL (Enter is a carriage return on a terminal).
+pub fn type_line(session: &mut expectrl::session::OsSession, line: &str) {
+    use expectrl::Expect;
+    session.send(format!("{line}\r")).unwrap();
+}
+
+pub fn path_text(p: &Path) -> String {
+    p.display().to_string()
+}

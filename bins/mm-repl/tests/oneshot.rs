@@ -1,0 +1,325 @@
+//! One-shot mode end to end: the built binary against the mock model over
+//! real HTTP, with isolated HOME/XDG directories.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{World, messages, text};
+use mm_mock::Reply;
+
+fn echo_hi_script() -> Vec<Reply> {
+    vec![
+        Reply::tool_call("call_1", "bash", r#"{"command":"echo hi"}"#),
+        Reply::text("It printed hi."),
+    ]
+}
+
+#[test]
+fn stdout_is_the_answer_and_tool_lines_go_to_stderr() {
+    let w = World::new(echo_hi_script(), "");
+    std::fs::write(w.cwd.join("AGENTS.md"), "Always run the tests.\n").unwrap();
+    let out = w.run(&["-p", "say hi"], None);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "It printed hi.\n");
+    assert!(stderr.contains("🛠️  bash: echo hi\n"), "stderr: {stderr}");
+    assert!(stderr.contains("   hi\n"), "the preview line: {stderr}");
+    assert!(stderr.contains("⚙ 1 command(s)"), "the recap: {stderr}");
+
+    let chats = w.chats();
+    assert_eq!(chats.len(), 2);
+    // What the model saw first: the agent's system prompt (with AGENTS.md
+    // and the working directory), the question, and the declared tools.
+    let first = messages(&chats[0]);
+    assert_eq!(first[0]["role"], "system");
+    let expected_prompt = mm_agent::prompt::system_prompt(&w.cwd, &["AGENTS.md".to_owned()]);
+    assert_eq!(first[0]["content"].as_str().unwrap(), expected_prompt);
+    assert!(
+        expected_prompt.ends_with("Project instructions from AGENTS.md:\nAlways run the tests.")
+    );
+    assert_eq!(first[1]["role"], "user");
+    assert_eq!(first[1]["content"], "say hi");
+    let tools: Vec<&str> = chats[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["bash", "read_file", "write_file", "edit_file"]);
+    for tool in chats[0]["tools"].as_array().unwrap() {
+        assert_eq!(tool["type"], "function");
+        assert_eq!(tool["function"]["parameters"]["type"], "object");
+        assert!(!tool["function"]["description"].as_str().unwrap().is_empty());
+    }
+    // The bash result the model got back: exactly the command's output.
+    let second = messages(&chats[1]);
+    let result = second.last().unwrap();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["tool_call_id"], "call_1");
+    assert_eq!(result["content"], "hi\n");
+}
+
+#[test]
+fn the_declarations_sent_are_the_agents() {
+    let w = World::new(vec![Reply::text("ok")], "");
+    let out = w.run(&["-p", "hello"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let sent = w.chats()[0]["tools"].as_array().unwrap().clone();
+
+    // Build the same agent in-process from the same settings file.
+    let mut env = std::collections::BTreeMap::new();
+    env.insert(
+        "HOME".to_owned(),
+        w.root.path().join("home").display().to_string(),
+    );
+    env.insert(
+        "XDG_CONFIG_HOME".to_owned(),
+        w.root.path().join("config").display().to_string(),
+    );
+    env.insert(
+        "XDG_DATA_HOME".to_owned(),
+        w.root.path().join("data").display().to_string(),
+    );
+    let sources = mm_config::Sources {
+        cwd: w.cwd.clone(),
+        env,
+        config_file: None,
+        flags: mm_config::Overrides::default(),
+    };
+    let config = mm_config::load(&sources).unwrap().config;
+    let agent = mm_agent::Agent::new(config, &w.cwd, mm_agent::PermissionSource::Terminal).unwrap();
+    let decls = agent.tool_declarations();
+    assert_eq!(sent.len(), decls.len());
+    for (sent, decl) in sent.iter().zip(decls) {
+        assert_eq!(sent["function"]["name"], decl.name.as_str());
+        assert_eq!(sent["function"]["description"], decl.description.as_str());
+        assert_eq!(sent["function"]["parameters"], decl.parameters);
+    }
+}
+
+#[test]
+fn server_down_is_one_line_on_stderr_and_non_zero() {
+    let w = World::new(vec![], "");
+    // A port nobody listens on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let out = w.run(&["-p", "hello", "--base-url", &url], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert_eq!(text(&out.stdout), "");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {stderr:?}");
+    assert!(
+        lines[0].starts_with("error: cannot reach openai-compatible at "),
+        "{stderr}"
+    );
+    assert!(
+        lines[0].contains(&format!("127.0.0.1:{port}")),
+        "names the URL: {stderr}"
+    );
+}
+
+#[test]
+fn max_turns_stops_the_turn_non_zero() {
+    let script = vec![
+        Reply::tool_call("c1", "bash", r#"{"command":"echo one"}"#),
+        Reply::tool_call("c2", "bash", r#"{"command":"echo two"}"#),
+    ];
+    let w = World::new(script, "maxTurns: 1\n");
+    let out = w.run(&["-p", "loop"], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(
+        stderr.contains("[stopped: maxTurns (1) reached]"),
+        "{stderr}"
+    );
+    assert_eq!(w.chats().len(), 1, "no second request after maxTurns");
+}
+
+#[test]
+fn json_events_parse_and_come_in_order() {
+    let w = World::new(echo_hi_script(), "");
+    let out = w.run(&["-p", "say hi", "--output-format", "json"], None);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let events: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let pos = |k: &str| {
+        kinds
+            .iter()
+            .position(|x| *x == k)
+            .unwrap_or_else(|| panic!("no {k} in {kinds:?}"))
+    };
+    assert!(pos("tool_start") < pos("tool_running"));
+    assert!(pos("tool_running") < pos("tool_end"));
+    assert!(pos("tool_end") < pos("text"));
+    assert_eq!(*kinds.last().unwrap(), "turn_end");
+    let start = &events[pos("tool_start")];
+    assert_eq!(start["info"]["tool"], "bash");
+    assert_eq!(start["info"]["title"], "echo hi");
+    let end = &events[pos("tool_end")];
+    assert_eq!(end["output"], "hi\n");
+    assert_eq!(end["status"], "completed");
+    let answer: String = events
+        .iter()
+        .filter(|e| e["type"] == "text")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(answer, "It printed hi.");
+    let last = events.last().unwrap();
+    assert_eq!(last["outcome"], "done");
+    assert_eq!(last["counters"]["commands"], 1);
+}
+
+#[test]
+fn the_question_can_come_on_stdin() {
+    let w = World::new(vec![Reply::text("first"), Reply::text("second")], "");
+    let out = w.run(&[], Some("what is up?\n"));
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "first\n");
+    let out = w.run(&["-p", "-"], Some("and now?"));
+    assert_eq!(text(&out.stdout), "second\n");
+    let chats = w.chats();
+    assert_eq!(messages(&chats[0])[1]["content"], "what is up?");
+    assert_eq!(messages(&chats[1]).last().unwrap()["content"], "and now?");
+}
+
+#[test]
+fn an_empty_question_is_a_start_error() {
+    let w = World::new(vec![], "");
+    let out = w.run(&[], Some("\n"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no question"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(w.chats().is_empty());
+}
+
+#[test]
+fn without_a_terminal_ask_mode_rejects_and_the_model_is_told() {
+    let script = vec![
+        Reply::tool_call("c1", "bash", r#"{"command":"touch made-it"}"#),
+        Reply::text("understood"),
+    ];
+    let w = World::new(script, "permissions: ask\n");
+    let out = w.run(&["-p", "make a file"], None);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    assert!(
+        !w.cwd.join("made-it").exists(),
+        "the command must not have run"
+    );
+    assert!(
+        text(&out.stderr).contains("no terminal to ask"),
+        "{}",
+        text(&out.stderr)
+    );
+    let chats = w.chats();
+    assert_eq!(
+        messages(&chats[1]).last().unwrap()["content"],
+        "[command rejected by the user]"
+    );
+}
+
+#[test]
+fn the_demo_says_it_is_scripted_and_runs_the_loop() {
+    let w = World::new(vec![], "");
+    let out = w.run(&["--demo", "-p", "what is here?"], None);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(stderr.contains("🛠️  bash: ls"), "{stderr}");
+    assert!(stdout.contains("This was a demo"), "{stdout}");
+    assert!(
+        w.chats().is_empty(),
+        "the demo talks to its own in-process model"
+    );
+}
+
+#[test]
+fn resume_continues_a_one_shot_session() {
+    let w = World::new(vec![Reply::text("noted"), Reply::text("it was 42")], "");
+    assert_eq!(w.run(&["-p", "remember 42"], None).status.code(), Some(0));
+    let out = w.run(&["--continue", "-p", "what was it?"], None);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let second = &w.chats()[1];
+    let contents: Vec<String> = messages(second)
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(contents[1..], ["remember 42", "noted", "what was it?"]);
+}
+
+#[test]
+fn resume_by_id_and_a_bad_id() {
+    let w = World::new(vec![Reply::text("noted"), Reply::text("again")], "");
+    assert_eq!(
+        w.run(&["-p", "the colour is teal"], None).status.code(),
+        Some(0)
+    );
+    let project = std::fs::read_dir(w.root.path().join("data/mm/sessions"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let ids: Vec<String> = std::fs::read_dir(project)
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().into_string().ok())
+        .filter_map(|name| name.strip_suffix(".json").map(str::to_owned))
+        .collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let id = ids[0].clone();
+    let out = w.run(&["--resume", &id, "-p", "which colour?"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(common::all_text(&w.chats()[1]).contains("the colour is teal"));
+
+    let out = w.run(&["--resume", "no-such-session", "-p", "x"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("cannot resume"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        w.chats().len(),
+        2,
+        "no request for a session that does not exist"
+    );
+}
+
+#[test]
+fn reasoning_is_shown_on_stderr_unless_show_thinking_is_off() {
+    let reply = || {
+        Reply::stream(vec![
+            mm_mock::Step::reasoning("pondering deeply"),
+            mm_mock::Step::text("The answer."),
+        ])
+    };
+    let w = World::new(vec![reply()], "");
+    let out = w.run(&["-p", "think"], None);
+    assert_eq!(
+        text(&out.stdout),
+        "The answer.\n",
+        "reasoning never joins the answer"
+    );
+    assert!(
+        text(&out.stderr).contains("pondering deeply"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let w = World::new(vec![reply()], "showThinking: false\n");
+    let out = w.run(&["-p", "think"], None);
+    assert_eq!(text(&out.stdout), "The answer.\n");
+    assert!(
+        !text(&out.stderr).contains("pondering"),
+        "{}",
+        text(&out.stderr)
+    );
+}

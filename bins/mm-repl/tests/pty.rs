@@ -1,0 +1,540 @@
+//! The REPL in a real pseudo-terminal against the mock model: a
+//! conversation with a bash call and its preview, the permission prompt
+//! answered a, s and r, cancelling a long command with Escape and Ctrl-C,
+//! /compact, /new and --continue.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{World, all_text, expect, messages, processes_with, type_line, wait_for};
+use expectrl::Expect;
+use mm_mock::Reply;
+
+const PROMPT: &str = "mm> ";
+
+fn quit(mut s: expectrl::session::OsSession) {
+    type_line(&mut s, "/quit");
+    let ended = wait_for(Duration::from_secs(10), || {
+        !s.get_process().is_alive().unwrap_or(false)
+    });
+    assert!(ended, "mm-repl did not quit");
+}
+
+#[test]
+fn a_conversation_with_a_bash_call_and_its_preview() {
+    let script = vec![
+        Reply::tool_call(
+            "c1",
+            "bash",
+            r#"{"command":"printf 'l1\\nl2\\nl3\\nl4\\nl5\\n'"}"#,
+        ),
+        Reply::text("Five lines."),
+    ];
+    let w = World::new(script, "previewLines: 3\n");
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    let banner = expect(&mut s, PROMPT);
+    assert!(
+        banner.contains(&format!("mm {}", mm_agent::version())),
+        "{banner}"
+    );
+    assert!(banner.contains("openai-compatible/test"), "{banner}");
+    assert!(banner.contains(&w.cwd.display().to_string()), "{banner}");
+    assert!(
+        banner.contains("bash, read_file, write_file, edit_file"),
+        "{banner}"
+    );
+    type_line(&mut s, "count lines");
+    let turn = expect(&mut s, "Five lines.");
+    assert!(turn.contains("🛠️  bash: printf"), "{turn}");
+    for l in ["   l1", "   l2", "   l3", "   … (2 more lines)"] {
+        assert!(turn.contains(l), "no {l:?} in {turn:?}");
+    }
+    assert!(!turn.contains("   l4"), "only previewLines lines: {turn:?}");
+    let after = expect(&mut s, PROMPT);
+    assert!(after.contains("⚙ 1 command(s)"), "recap: {after:?}");
+    assert!(
+        !format!("{banner}{turn}{after}").contains("\x1b[2m"),
+        "NO_COLOR: no dim"
+    );
+    quit(s);
+    let chats = w.chats();
+    assert_eq!(
+        messages(&chats[1]).last().unwrap()["content"],
+        "l1\nl2\nl3\nl4\nl5\n"
+    );
+}
+
+#[test]
+fn color_is_used_on_a_terminal_without_no_color() {
+    let script = vec![
+        Reply::tool_call("c1", "bash", r#"{"command":"true"}"#),
+        Reply::text("ok"),
+    ];
+    let w = World::new(script, "");
+    let mut s = w.pty(&[], &[]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "run true");
+    let turn = expect(&mut s, "ok");
+    assert!(
+        turn.contains("\x1b[2m   (no output)\x1b[0m"),
+        "dimmed (no output): {turn:?}"
+    );
+    expect(&mut s, PROMPT);
+    quit(s);
+}
+
+fn edit(id: &str, old: &str, new: &str) -> Reply {
+    Reply::tool_call(
+        id,
+        "edit_file",
+        serde_json::json!({"path": "a.txt", "edits": [{"old": old, "new": new}]}).to_string(),
+    )
+}
+
+#[test]
+fn permission_prompt_answered_r_a_and_s() {
+    let script = vec![
+        edit("e1", "one", "uno"),
+        Reply::text("Rejected, fine."),
+        edit("e2", "two", "dos"),
+        Reply::text("Edited once."),
+        edit("e3", "three", "tres"),
+        Reply::text("Edited for the session."),
+        edit("e4", "one", "uno"),
+        Reply::text("No question this time."),
+    ];
+    let w = World::new(script, "permissions: ask\n");
+    let file = w.cwd.join("a.txt");
+    std::fs::write(&file, "one\ntwo\nthree\n").unwrap();
+    let ask = "allow? [a]llow once, allow for the [s]ession, [r]eject";
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+
+    type_line(&mut s, "first edit");
+    let shown = expect(&mut s, ask);
+    assert!(shown.contains("📝 edit_file: a.txt"), "{shown:?}");
+    assert!(
+        shown.contains("-one") && shown.contains("+uno"),
+        "the diff is shown first: {shown:?}"
+    );
+    s.send("r").unwrap();
+    expect(&mut s, "rejected");
+    expect(&mut s, "Rejected, fine.");
+    expect(&mut s, PROMPT);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\ntwo\nthree\n");
+
+    type_line(&mut s, "second edit");
+    expect(&mut s, ask);
+    s.send("a").unwrap();
+    expect(&mut s, "allowed once");
+    expect(&mut s, "Edited once.");
+    expect(&mut s, PROMPT);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\ndos\nthree\n");
+
+    type_line(&mut s, "third edit");
+    expect(&mut s, ask);
+    s.send("s").unwrap();
+    expect(&mut s, "allowed for the session");
+    expect(&mut s, "Edited for the session.");
+    expect(&mut s, PROMPT);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\ndos\ntres\n");
+
+    type_line(&mut s, "fourth edit");
+    let turn = expect(&mut s, "No question this time.");
+    assert!(
+        !turn.contains("allow?"),
+        "allowed for the session: no prompt: {turn:?}"
+    );
+    expect(&mut s, PROMPT);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "uno\ndos\ntres\n");
+    quit(s);
+
+    let chats = w.chats();
+    let result = |i: usize| {
+        messages(&chats[i]).last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(result(1), "[edit rejected by the user]");
+    assert!(
+        result(3).starts_with("edited a.txt: 1 edit(s)"),
+        "{}",
+        result(3)
+    );
+    assert!(
+        result(5).starts_with("edited a.txt: 1 edit(s)"),
+        "{}",
+        result(5)
+    );
+    assert!(
+        result(7).starts_with("edited a.txt: 1 edit(s)"),
+        "{}",
+        result(7)
+    );
+}
+
+/// Send `key` (after `typed`, keys pressed during the turn) while
+/// `marker`'s sleep runs; the prompt must come back fast and no process of
+/// the command may be left.
+fn cancel_with(
+    s: &mut expectrl::session::OsSession,
+    question: &str,
+    marker: &str,
+    typed: &str,
+    key: &str,
+) {
+    type_line(s, question);
+    expect(s, &format!("🛠️  bash: sleep {marker}"));
+    assert!(
+        wait_for(Duration::from_secs(10), || !processes_with(marker)
+            .is_empty()),
+        "the command never started"
+    );
+    if !typed.is_empty() {
+        s.send(typed).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let start = Instant::now();
+    s.send(key).unwrap();
+    expect(s, "cancelled");
+    expect(s, PROMPT);
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert!(
+        wait_for(Duration::from_secs(3), || processes_with(marker).is_empty()),
+        "left behind: {:?}",
+        processes_with(marker)
+    );
+}
+
+#[test]
+fn escape_and_ctrl_c_cancel_a_long_command_and_keep_the_history() {
+    let script = vec![
+        Reply::tool_call("c1", "bash", r#"{"command":"sleep 31.25"}"#),
+        Reply::tool_call("c2", "bash", r#"{"command":"sleep 32.75"}"#),
+        Reply::text("Still here."),
+    ];
+    let w = World::new(script, "bashTimeout: 60\n");
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    cancel_with(&mut s, "wait a while", "31.25", "", "\x1b");
+    // What is typed during a turn is waiting at the next prompt.
+    cancel_with(&mut s, "wait again", "32.75", "are you there?", "\x03");
+    expect(&mut s, "are you there?");
+    s.send("\r").unwrap();
+    expect(&mut s, "Still here.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    let chats = w.chats();
+    assert_eq!(chats.len(), 3);
+    let last = messages(&chats[2]);
+    assert_eq!(last.last().unwrap()["content"], "are you there?");
+    let all = all_text(&chats[2]);
+    for q in ["wait a while", "wait again"] {
+        assert!(all.contains(q), "history kept: {q} missing from {all}");
+    }
+    // Each cancelled call still has a result, so the request is valid.
+    let tool_results = last.iter().filter(|m| m["role"] == "tool").count();
+    assert_eq!(tool_results, 2);
+}
+
+#[test]
+fn sigterm_kills_the_running_command_and_exits() {
+    let script = vec![Reply::tool_call(
+        "c1",
+        "bash",
+        r#"{"command":"sleep 34.25"}"#,
+    )];
+    let w = World::new(script, "bashTimeout: 60\n");
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "wait");
+    expect(&mut s, "🛠️  bash: sleep 34.25");
+    assert!(wait_for(Duration::from_secs(10), || !processes_with(
+        "34.25"
+    )
+    .is_empty()));
+    let pid = s.get_process().pid();
+    s.get_process_mut()
+        .signal(expectrl::process::unix::Signal::SIGTERM)
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        match s.get_process().status() {
+            Ok(expectrl::process::unix::WaitStatus::StillAlive) | Err(_) => {}
+            Ok(other) => break other,
+        }
+        assert!(Instant::now() < deadline, "mm-repl did not exit on SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(
+        status,
+        expectrl::process::unix::WaitStatus::Exited(pid, 143),
+        "128 + SIGTERM"
+    );
+    assert!(
+        wait_for(Duration::from_secs(3), || processes_with("34.25")
+            .is_empty()),
+        "left behind: {:?}",
+        processes_with("34.25")
+    );
+}
+
+#[test]
+fn compact_replaces_the_history_with_a_summary() {
+    let script = vec![
+        Reply::text("Answer one."),
+        Reply::text("Answer two."),
+        Reply::text("SUMMARY: the user asked two questions."),
+        Reply::text("Answer three."),
+    ];
+    let w = World::new(script, "compact:\n  keepRecent: 1\n");
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "question one");
+    expect(&mut s, "Answer one.");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "question two");
+    expect(&mut s, "Answer two.");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/compact");
+    let shown = expect(&mut s, "compacted: 4 messages → summary of");
+    assert!(!shown.contains("error"), "{shown}");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "question three");
+    expect(&mut s, "Answer three.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    let chats = w.chats();
+    assert_eq!(chats.len(), 4);
+    let after = all_text(&chats[3]);
+    assert!(
+        after.contains("SUMMARY: the user asked two questions."),
+        "{after}"
+    );
+    assert!(
+        after.contains(mm_agent::compact::SUMMARY_PREFIX.trim_end()),
+        "{after}"
+    );
+    assert!(!after.contains("question one"), "compacted away: {after}");
+    assert!(after.contains("question three"));
+}
+
+#[test]
+fn new_forgets_the_conversation() {
+    let w = World::new(
+        vec![Reply::text("First answer."), Reply::text("Second answer.")],
+        "",
+    );
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "remember the word apricot");
+    expect(&mut s, "First answer.");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/new");
+    expect(&mut s, "new session");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "what was the word?");
+    expect(&mut s, "Second answer.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    let chats = w.chats();
+    let second = messages(&chats[1]);
+    assert_eq!(
+        second.len(),
+        2,
+        "system prompt and the new question only: {second:?}"
+    );
+    assert!(!all_text(&chats[1]).contains("apricot"));
+}
+
+#[test]
+fn continue_resumes_the_latest_session() {
+    let w = World::new(
+        vec![
+            Reply::text("Noted: apricot."),
+            Reply::text("It was apricot."),
+        ],
+        "",
+    );
+    let out = w.run(&["-p", "remember the word apricot"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", common::text(&out.stderr));
+    let mut s = w.pty(&["--continue"], &[("NO_COLOR", "1")]);
+    let banner = expect(&mut s, PROMPT);
+    assert!(banner.contains("resumed session"), "{banner}");
+    assert!(banner.contains("(2 messages)"), "{banner}");
+    type_line(&mut s, "what was the word?");
+    expect(&mut s, "It was apricot.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    let contents: Vec<String> = messages(&w.chats()[1])
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        contents[1..],
+        [
+            "remember the word apricot",
+            "Noted: apricot.",
+            "what was the word?"
+        ]
+    );
+}
+
+#[test]
+fn help_and_unknown_commands_and_ctrl_d() {
+    let w = World::new(vec![], "");
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/help");
+    let help = expect(&mut s, "/quit");
+    assert!(help.contains("/compact [focus]"), "{help}");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/frobnicate");
+    expect(&mut s, "unknown command /frobnicate");
+    expect(&mut s, PROMPT);
+    // Ctrl-C at the prompt clears the line; the REPL stays.
+    s.send("half a question\x03").unwrap();
+    expect(&mut s, PROMPT);
+    assert!(s.get_process().is_alive().unwrap());
+    s.send("\x04").unwrap();
+    assert!(
+        wait_for(Duration::from_secs(10), || !s
+            .get_process()
+            .is_alive()
+            .unwrap_or(true)),
+        "Ctrl-D quits"
+    );
+    assert!(w.chats().is_empty(), "no question was sent");
+    // The history file is in the data dir.
+    let history = std::fs::read_to_string(w.root.path().join("data/mm/repl_history")).unwrap();
+    assert!(history.contains("/help"), "{history}");
+}
+
+#[test]
+fn the_demo_says_so_on_screen() {
+    let w = World::new(vec![], "");
+    let mut s = w.pty(&["--demo"], &[("NO_COLOR", "1")]);
+    let banner = expect(&mut s, PROMPT);
+    assert!(banner.contains("This is a scripted demo"), "{banner}");
+    type_line(&mut s, "what is here?");
+    expect(&mut s, "🛠️  bash: ls");
+    expect(&mut s, "This was a demo");
+    expect(&mut s, PROMPT);
+    quit(s);
+}
+
+#[test]
+fn copy_puts_the_last_answer_on_the_clipboard() {
+    let script = vec![Reply::stream(vec![
+        mm_mock::Step::reasoning("private thoughts"),
+        mm_mock::Step::text("Copy me."),
+    ])];
+    let w = World::new(script, "");
+    // A fake xclip first on the PATH records what it was given.
+    let bin = w.root.path().join("fakebin");
+    std::fs::create_dir(&bin).unwrap();
+    let xclip = bin.join("xclip");
+    std::fs::write(&xclip, "#!/bin/sh\ncat > \"$CLIP_OUT\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&xclip, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let clip = w.root.path().join("clip.txt");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let clip_text = clip.display().to_string();
+    let env = [
+        ("NO_COLOR", "1"),
+        ("PATH", path.as_str()),
+        ("DISPLAY", ":0"),
+        ("CLIP_OUT", clip_text.as_str()),
+    ];
+    let mut s = w.pty(&[], &env);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/copy");
+    expect(&mut s, "nothing to copy yet");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "say something");
+    expect(&mut s, "Copy me.");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/copy");
+    expect(&mut s, "Copied with xclip");
+    expect(&mut s, PROMPT);
+    quit(s);
+    assert_eq!(
+        std::fs::read_to_string(&clip).unwrap(),
+        "Copy me.",
+        "the answer, never the reasoning"
+    );
+}
+
+/// Session ids on disk, oldest first (ids are time-ordered UUIDv7).
+fn session_ids(w: &World) -> Vec<String> {
+    let mut ids = Vec::new();
+    let root = w.root.path().join("data/mm/sessions");
+    for project in std::fs::read_dir(&root).unwrap().filter_map(Result::ok) {
+        for f in std::fs::read_dir(project.path())
+            .unwrap()
+            .filter_map(Result::ok)
+        {
+            let name = f.file_name().into_string().unwrap();
+            if let Some(id) = name.strip_suffix(".json") {
+                ids.push(id.to_owned());
+            }
+        }
+    }
+    ids.sort();
+    ids
+}
+
+#[test]
+fn sessions_resume_and_model_commands() {
+    let script = vec![
+        Reply::text("One."),
+        Reply::text("Two."),
+        Reply::text("Three."),
+    ];
+    let w = World::new(script, "");
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "first topic");
+    expect(&mut s, "One.");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/new");
+    expect(&mut s, "new session");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "second topic");
+    expect(&mut s, "Two.");
+    expect(&mut s, PROMPT);
+    let ids = session_ids(&w);
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    type_line(&mut s, "/sessions");
+    let listed = expect(&mut s, "first topic");
+    assert!(
+        listed.contains(&format!("* {}", ids[1])),
+        "current one marked first: {listed}"
+    );
+    assert!(listed.contains(&format!("  {}", ids[0])), "{listed}");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, &format!("/resume {}", ids[0]));
+    expect(&mut s, &format!("resumed session {} (2 messages)", ids[0]));
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/model openai-compatible/other");
+    expect(&mut s, "model: openai-compatible/other at ");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "third");
+    expect(&mut s, "Three.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    let chats = w.chats();
+    assert_eq!(chats[2]["model"], "other");
+    let all = all_text(&chats[2]);
+    assert!(
+        all.contains("first topic") && !all.contains("second topic"),
+        "{all}"
+    );
+}
