@@ -1,0 +1,959 @@
+//! The event loop: the one place that draws. It waits for a key, a wake-up
+//! from the Sink, the end of a turn, a tick or a signal, changes state, and
+//! draws the next frame from the transcript's current state.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event as TermEvent, KeyEvent};
+use futures::{Stream, StreamExt};
+use mm_agent::commands::{self, Front, Parsed};
+use mm_agent::config::Config;
+use mm_agent::{Agent, Message, PermissionSource};
+use mm_ui::{Decision, Event, Sink};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::keymap::{self, Action, Context, Mode};
+use crate::painter;
+use crate::popup::{self, Kind};
+use crate::sink::{Shared, WindowSink};
+use crate::transcript::{EntryKind, ToolEntry, ToolState, Transcript};
+use crate::ui::Ui;
+use crate::view::{self, Scroll};
+
+/// Shortest time between two frames (about 60 per second).
+pub const FRAME: Duration = Duration::from_millis(16);
+/// Spinner and clock tick while something runs.
+pub const TICK: Duration = Duration::from_millis(100);
+/// A second Ctrl-C within this quits.
+pub const QUIT_WINDOW: Duration = Duration::from_secs(3);
+
+/// Why the window stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("terminal: {0}")]
+    Terminal(String),
+}
+
+/// The agent, or the task that has it during a turn.
+enum Slot {
+    Idle(Box<Agent>),
+    Busy {
+        task: JoinHandle<Box<Agent>>,
+        cancel: CancellationToken,
+    },
+    /// Only while switching between the two.
+    Empty,
+}
+
+/// The window: state and the loop that drives it.
+pub struct App {
+    shared: Arc<Shared>,
+    ui: Ui,
+    slot: Slot,
+    config: Config,
+    cwd: PathBuf,
+    quit: bool,
+    ctrl_c: Option<Instant>,
+    clear: bool,
+    /// A line sent while the last turn was handing the agent back.
+    queued: Option<String>,
+}
+
+impl App {
+    pub fn new(agent: Agent) -> App {
+        let cwd = agent.cwd().to_path_buf();
+        let config = agent.config().clone();
+        let ui = Ui::new(&agent.model(), &home_short(&cwd), mm_agent::version());
+        let shared = Shared::new();
+        let app = App {
+            shared,
+            ui,
+            slot: Slot::Idle(Box::new(agent)),
+            config,
+            cwd,
+            quit: false,
+            ctrl_c: None,
+            clear: false,
+            queued: None,
+        };
+        if let Slot::Idle(agent) = &app.slot
+            && !agent.history().is_empty()
+        {
+            let shared = app.shared.clone();
+            shared.update(|t| load_history(t, agent.history()));
+        }
+        app
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Run until the user quits or `events` ends.
+    pub async fn run<B, S>(
+        &mut self,
+        terminal: &mut Terminal<B>,
+        mut events: S,
+        mut stop: impl Stream<Item = ()> + Unpin,
+    ) -> Result<(), AppError>
+    where
+        B: Backend,
+        S: Stream<Item = std::io::Result<TermEvent>> + Unpin,
+    {
+        let mut dirty = true;
+        let mut last_draw = Instant::now() - FRAME;
+        loop {
+            if self.clear {
+                self.clear = false;
+                terminal
+                    .clear()
+                    .map_err(|e| AppError::Terminal(e.to_string()))?;
+                dirty = true;
+            }
+            if dirty {
+                self.draw(terminal)?;
+                last_draw = Instant::now();
+                dirty = false;
+            }
+            if self.quit {
+                break;
+            }
+            let animating = self.shared.lock().is_busy() || self.ui.hint.is_some();
+            let busy = matches!(self.slot, Slot::Busy { .. });
+            tokio::select! {
+                ev = events.next() => match ev {
+                    Some(Ok(ev)) => {
+                        self.on_event(ev);
+                        dirty = true;
+                    }
+                    Some(Err(e)) => return Err(AppError::Terminal(e.to_string())),
+                    None => break,
+                },
+                () = self.shared.changed() => {
+                    // Many events, one frame: wait out the frame time.
+                    tokio::time::sleep_until((last_draw + FRAME).into()).await;
+                    dirty = true;
+                }
+                agent = wait(&mut self.slot), if busy => {
+                    self.finished(agent);
+                    dirty = true;
+                }
+                () = tokio::time::sleep(TICK), if animating => {
+                    self.ui.tick += 1;
+                    if self.ctrl_c.is_some_and(|at| at.elapsed() > QUIT_WINDOW) {
+                        self.ctrl_c = None;
+                        self.ui.hint = None;
+                    }
+                    dirty = true;
+                }
+                _ = stop.next() => {
+                    self.quit = true;
+                }
+            }
+        }
+        self.shutdown().await;
+        Ok(())
+    }
+
+    /// Draw one frame now.
+    pub fn draw<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<(), AppError> {
+        self.ui.now = Instant::now();
+        let shared = self.shared.clone();
+        let ui = &mut self.ui;
+        terminal
+            .draw(|frame| {
+                let t = shared.lock();
+                painter::draw(frame, &t, ui);
+            })
+            .map_err(|e| AppError::Terminal(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Cancel a running turn and wait (bounded) for the agent to come back.
+    async fn shutdown(&mut self) {
+        self.queued = None;
+        if let Slot::Busy { cancel, .. } = &self.slot {
+            cancel.cancel();
+            if let Ok(agent) =
+                tokio::time::timeout(Duration::from_secs(2), wait(&mut self.slot)).await
+            {
+                self.finished(agent);
+            }
+        }
+    }
+
+    fn finished(&mut self, result: Result<Box<Agent>, tokio::task::JoinError>) {
+        let agent = match result {
+            Ok(agent) => agent,
+            Err(e) => {
+                // The turn panicked and took the agent along: start afresh.
+                let why = if e.is_panic() {
+                    "it panicked"
+                } else {
+                    "it was cancelled"
+                };
+                self.shared.update(|t| {
+                    t.push(EntryKind::Error(format!(
+                        "the turn ended unexpectedly ({why}); the conversation starts over"
+                    )))
+                });
+                self.clear = true;
+                match Agent::new(self.config.clone(), &self.cwd, PermissionSource::Terminal) {
+                    Ok(agent) => Box::new(agent),
+                    Err(e) => {
+                        self.shared.update(|t| {
+                            t.push(EntryKind::Error(format!(
+                                "cannot start the agent again: {e}"
+                            )))
+                        });
+                        self.quit = true;
+                        self.shared.update(Transcript::end_busy);
+                        return;
+                    }
+                }
+            }
+        };
+        self.ui.model = agent.model();
+        self.slot = Slot::Idle(agent);
+        self.shared.update(|t| {
+            // A cancelled prompt or a lost TurnEnd must not leave it busy.
+            t.permission = None;
+            t.end_busy();
+        });
+        if let Some(text) = self.queued.take() {
+            self.dispatch(text);
+        }
+    }
+
+    /// Handle one terminal event.
+    pub fn on_event(&mut self, ev: TermEvent) {
+        match ev {
+            TermEvent::Key(key) => {
+                let action = keymap::key(key, &self.context());
+                self.act(action);
+            }
+            TermEvent::Mouse(m) => self.act(keymap::mouse(m)),
+            TermEvent::Paste(text) => {
+                self.ui
+                    .input
+                    .insert_str(text.replace("\r\n", "\n").replace('\r', "\n"));
+                self.refresh_popup();
+            }
+            _ => {}
+        }
+    }
+
+    fn context(&self) -> Context {
+        let t = self.shared.lock();
+        let mode = if t.permission.is_some() {
+            Mode::Permission
+        } else if self.ui.popup.is_some() {
+            Mode::Popup
+        } else {
+            Mode::Normal
+        };
+        let lines = self.ui.input.lines();
+        let cursor = self.ui.input.cursor();
+        let (row, col) = (cursor.0, cursor.1);
+        let line = lines.get(row).map(String::as_str).unwrap_or("");
+        Context {
+            mode,
+            input_empty: lines.iter().all(String::is_empty),
+            first_row: row == 0,
+            last_row: row + 1 >= lines.len(),
+            at_mention: popup::mention_at(line, col).is_some(),
+            has_selection: self.ui.selected.is_some(),
+        }
+    }
+
+    fn busy(&self) -> bool {
+        matches!(self.slot, Slot::Busy { .. })
+    }
+
+    /// Carry out one action.
+    pub fn act(&mut self, action: Action) {
+        if action != Action::Interrupt && action != Action::Nothing {
+            self.ctrl_c = None;
+            self.ui.hint = None;
+        }
+        let rows = usize::from(self.ui.transcript_rows.max(1));
+        match action {
+            Action::Nothing => {}
+            Action::Submit => self.submit(),
+            Action::Newline => self.ui.input.insert_newline(),
+            Action::Edit(key) => self.edit(key),
+            Action::OpenPicker(key) => {
+                self.ui.input.input(key);
+                self.ui.popup = popup::picker_for(&self.ui.text());
+            }
+            Action::Cancel => {
+                if self.ui.popup.take().is_some() {
+                } else if let Slot::Busy { cancel, .. } = &self.slot {
+                    cancel.cancel();
+                    self.shared.answer(Decision::Cancelled);
+                } else {
+                    self.ui.selected = None;
+                }
+            }
+            Action::Interrupt => {
+                if self.ctrl_c.is_some_and(|at| at.elapsed() <= QUIT_WINDOW) {
+                    self.quit = true;
+                } else {
+                    self.ctrl_c = Some(Instant::now());
+                    self.ui.hint = Some("Press Ctrl-C again to quit".into());
+                }
+            }
+            Action::PageUp => self.scroll_up(rows.saturating_sub(1).max(1)),
+            Action::PageDown => self.scroll_down(rows.saturating_sub(1).max(1)),
+            Action::ScrollUp(n) => self.scroll_up(n),
+            Action::ScrollDown(n) => self.scroll_down(n),
+            Action::Top => self.ui.scroll = Scroll::At { entry: 0, row: 0 },
+            Action::Bottom => self.ui.scroll = Scroll::Bottom,
+            Action::HistoryPrev => {
+                let current = self.ui.text();
+                if let Some(older) = self.ui.history.older(&current).map(str::to_string) {
+                    self.ui.set_text(&older);
+                }
+            }
+            Action::HistoryNext => {
+                if let Some(newer) = self.ui.history.newer() {
+                    self.ui.set_text(&newer);
+                }
+            }
+            Action::SelectPrev | Action::SelectNext => {
+                let t = self.shared.lock();
+                self.ui.select(&t, action == Action::SelectPrev);
+                if let Some(i) = self.ui.selected {
+                    let look = self.ui.look();
+                    self.ui.scroll =
+                        view::reveal(&t, &mut self.ui.cache, &look, rows, self.ui.scroll, i);
+                }
+            }
+            Action::Toggle => {
+                let target = self.ui.selected.or_else(|| {
+                    let t = self.shared.lock();
+                    t.entries().iter().rposition(|e| e.kind.foldable())
+                });
+                if let Some(i) = target {
+                    self.shared.update(|t| t.toggle(i));
+                }
+            }
+            Action::Complete => self.complete(),
+            Action::PopupUp => {
+                if let Some(p) = &mut self.ui.popup {
+                    p.up();
+                }
+            }
+            Action::PopupDown => {
+                if let Some(p) = &mut self.ui.popup {
+                    p.down();
+                }
+            }
+            Action::PopupAccept => self.accept(),
+            Action::Decide(d) => {
+                self.shared.answer(d);
+            }
+            Action::Redraw => self.clear = true,
+        }
+    }
+
+    fn scroll_up(&mut self, n: usize) {
+        let t = self.shared.lock();
+        let look = self.ui.look();
+        let rows = usize::from(self.ui.transcript_rows);
+        self.ui.scroll = view::up(&t, &mut self.ui.cache, &look, rows, self.ui.scroll, n);
+    }
+
+    fn scroll_down(&mut self, n: usize) {
+        let t = self.shared.lock();
+        let look = self.ui.look();
+        let rows = usize::from(self.ui.transcript_rows);
+        self.ui.scroll = view::down(&t, &mut self.ui.cache, &look, rows, self.ui.scroll, n);
+    }
+
+    fn edit(&mut self, key: KeyEvent) {
+        self.ui.input.input(key);
+        self.refresh_popup();
+    }
+
+    /// Keep the open list in step with what is typed.
+    fn refresh_popup(&mut self) {
+        match self.ui.popup.as_ref().map(|p| p.kind) {
+            Some(Kind::Commands) | None => self.ui.popup = popup::picker_for(&self.ui.text()),
+            Some(Kind::Paths) => self.ui.popup = None,
+        }
+    }
+
+    /// The `@path` under the cursor: complete it as far as it is certain,
+    /// and list the choices when there are several.
+    fn complete(&mut self) {
+        let (row, col) = {
+            let c = self.ui.input.cursor();
+            (c.0, c.1)
+        };
+        let line = self.ui.input.lines().get(row).cloned().unwrap_or_default();
+        let Some(m) = popup::mention_at(&line, col) else {
+            return;
+        };
+        let found = popup::paths(&self.cwd, &m.partial);
+        match found.len() {
+            0 => self.ui.hint = Some(format!("no path starts with {}", m.partial)),
+            1 => {
+                self.replace_mention(m.len, &popup::mention_text(&found[0]));
+                self.ui.popup = None;
+            }
+            _ => {
+                let common = popup::common_prefix(&found);
+                if common.chars().count() > m.partial.chars().count() {
+                    self.replace_mention(m.len, &popup::mention_text(&common));
+                }
+                self.ui.popup = Some(popup::path_popup(&found));
+            }
+        }
+    }
+
+    fn replace_mention(&mut self, len: usize, with: &str) {
+        for _ in 0..len {
+            self.ui.input.delete_char();
+        }
+        self.ui.input.insert_str(with);
+    }
+
+    fn accept(&mut self) {
+        let Some(p) = self.ui.popup.take() else {
+            return;
+        };
+        let Some(item) = p.chosen().cloned() else {
+            return;
+        };
+        match p.kind {
+            Kind::Commands => {
+                if item.run {
+                    self.ui.take_text();
+                    self.ui.history.push(&item.insert);
+                    self.dispatch(item.insert);
+                } else {
+                    self.ui.set_text(&item.insert);
+                }
+            }
+            Kind::Paths => {
+                let (row, col) = {
+                    let c = self.ui.input.cursor();
+                    (c.0, c.1)
+                };
+                let line = self.ui.input.lines().get(row).cloned().unwrap_or_default();
+                if let Some(m) = popup::mention_at(&line, col) {
+                    self.replace_mention(m.len, &item.insert);
+                }
+            }
+        }
+    }
+
+    fn submit(&mut self) {
+        let text = self.ui.text();
+        if text.trim().is_empty() {
+            return;
+        }
+        // `/quit` and `/help` need no agent: they work during a turn.
+        let works_while_busy = matches!(
+            commands::parse(&text, Front::Window),
+            Parsed::Command { command, .. } if command.name == "quit" || command.name == "help"
+        );
+        // The turn has ended (its TurnEnd is in) but its task has not given
+        // the agent back yet: the line goes as soon as it does.
+        let ending = self.busy() && !self.shared.lock().is_busy();
+        if self.busy() && !works_while_busy && !ending {
+            self.ui.hint = Some("A turn is running: Esc cancels it".into());
+            return;
+        }
+        self.ui.take_text();
+        self.ui.history.push(&text);
+        self.ui.popup = None;
+        self.ui.selected = None;
+        self.ui.scroll = Scroll::Bottom;
+        if ending {
+            self.queued = Some(text);
+            return;
+        }
+        self.dispatch(text);
+    }
+
+    /// Run a command line or ask a question.
+    fn dispatch(&mut self, text: String) {
+        match commands::parse(&text, Front::Window) {
+            Parsed::NotCommand => self.ask(text),
+            Parsed::Unknown(name) => {
+                let msg = format!("unknown command /{name}; /help lists the commands");
+                self.shared.update(|t| t.push(EntryKind::Error(msg)));
+            }
+            Parsed::Command { command, argument } => {
+                let argument = argument.to_string();
+                self.command(command.name, &argument);
+            }
+        }
+    }
+
+    fn notice(&self, text: String) {
+        self.shared.update(|t| t.push(EntryKind::Notice(text)));
+    }
+
+    fn error(&self, text: String) {
+        self.shared.update(|t| t.push(EntryKind::Error(text)));
+    }
+
+    fn sink(&self) -> Arc<dyn Sink> {
+        Arc::new(WindowSink::new(self.shared.clone()))
+    }
+
+    fn ask(&mut self, question: String) {
+        let Slot::Idle(mut agent) = std::mem::replace(&mut self.slot, Slot::Empty) else {
+            return;
+        };
+        let cancel = CancellationToken::new();
+        self.shared
+            .update(|t| t.start_turn(&question, Instant::now()));
+        let sink = self.sink();
+        let token = cancel.clone();
+        let task = tokio::spawn(async move {
+            agent.ask(&question, sink, token).await;
+            agent
+        });
+        self.slot = Slot::Busy { task, cancel };
+    }
+
+    fn command(&mut self, name: &str, argument: &str) {
+        if name == "quit" {
+            self.quit = true;
+            return;
+        }
+        if name == "help" {
+            self.notice(format!(
+                "{}\n\n{}",
+                commands::help(Front::Window),
+                KEYS_HELP
+            ));
+            return;
+        }
+        if self.busy() {
+            self.ui.hint = Some("A turn is running: Esc cancels it".into());
+            return;
+        }
+        let Slot::Idle(agent) = &mut self.slot else {
+            return;
+        };
+        match name {
+            "new" => {
+                agent.new_session();
+                self.ui.selected = None;
+                self.ui.scroll = Scroll::Bottom;
+                self.shared.update(|t| {
+                    t.clear();
+                    t.push(EntryKind::Notice("new session".into()));
+                });
+            }
+            "copy" => {
+                let text = agent.last_answer().to_string();
+                if text.is_empty() {
+                    self.notice("nothing to copy yet".into());
+                } else {
+                    match mm_ui::copy_to_clipboard(&text) {
+                        Ok(copied) => self.notice(copied.to_string()),
+                        Err(e) => self.error(format!("copy failed: {e}")),
+                    }
+                }
+            }
+            "sessions" => match agent.sessions() {
+                Ok(list) => {
+                    let lines: Vec<String> = list
+                        .iter()
+                        .map(|s| {
+                            format!(
+                                "{}  {} {:02}:{:02}  {} messages  {}",
+                                s.id,
+                                s.updated_at.date(),
+                                s.updated_at.hour(),
+                                s.updated_at.minute(),
+                                s.messages,
+                                s.title
+                            )
+                        })
+                        .collect();
+                    if lines.is_empty() {
+                        self.notice("no saved sessions for this folder".into());
+                    } else {
+                        self.notice(lines.join("\n"));
+                    }
+                }
+                Err(e) => self.error(e.to_string()),
+            },
+            "resume" => {
+                let id = (!argument.is_empty()).then_some(argument);
+                match agent.resume(id) {
+                    Ok(id) => {
+                        let history = agent.history().to_vec();
+                        self.ui.selected = None;
+                        self.ui.scroll = Scroll::Bottom;
+                        self.shared.update(|t| {
+                            t.clear();
+                            load_history(t, &history);
+                            t.push(EntryKind::Notice(format!("resumed session {id}")));
+                        });
+                    }
+                    Err(e) => self.error(e.to_string()),
+                }
+            }
+            "model" => {
+                if argument.is_empty() {
+                    let model = agent.model();
+                    self.notice(format!("model: {model}"));
+                } else {
+                    match agent.set_model(argument) {
+                        Ok(()) => {
+                            self.ui.model = agent.model();
+                            let model = agent.model();
+                            self.notice(format!("model: {model}"));
+                        }
+                        Err(e) => self.error(e.to_string()),
+                    }
+                }
+            }
+            "compact" => self.compact(argument.to_string()),
+            other => self.error(format!("/{other} is not available in the window")),
+        }
+    }
+
+    fn compact(&mut self, focus: String) {
+        let Slot::Idle(mut agent) = std::mem::replace(&mut self.slot, Slot::Empty) else {
+            return;
+        };
+        let cancel = CancellationToken::new();
+        self.shared
+            .update(|t| t.start_busy("Compacting", Instant::now()));
+        let sink = self.sink();
+        let token = cancel.clone();
+        let task = tokio::spawn(async move {
+            let focus = (!focus.is_empty()).then_some(focus);
+            if let Err(e) = agent.compact(focus.as_deref(), sink.clone(), token).await {
+                sink.event(Event::Error {
+                    text: e.to_string(),
+                });
+            }
+            agent
+        });
+        self.slot = Slot::Busy { task, cancel };
+    }
+}
+
+/// Keys, for `/help` (the full table is in keymap.rs).
+pub const KEYS_HELP: &str = "Enter send · Alt-Enter new line · Up/Down history · PgUp/PgDn scroll · Tab select a tool call or thinking, Enter/Ctrl-O unfold · Esc cancel · @ then Tab complete a path · Ctrl-C twice quit";
+
+/// Wait for the turn's task; only called while busy.
+async fn wait(slot: &mut Slot) -> Result<Box<Agent>, tokio::task::JoinError> {
+    match slot {
+        Slot::Busy { task, .. } => task.await,
+        _ => std::future::pending().await,
+    }
+}
+
+/// `~/project` for a folder under the home directory.
+fn home_short(path: &std::path::Path) -> String {
+    let full = path.display().to_string();
+    match std::env::var("HOME") {
+        Ok(home) if !home.is_empty() && full.starts_with(&home) && home != "/" => {
+            format!("~{}", &full[home.len()..])
+        }
+        _ => full,
+    }
+}
+
+/// What a tool call shows as its title, from its arguments (a resumed
+/// session has no live ToolInfo).
+fn title_of(name: &str, arguments: &str) -> String {
+    let value: serde_json::Value =
+        serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null);
+    let field = |k: &str| value.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    match name {
+        "bash" => field("command"),
+        "read_skill" => field("name"),
+        "lsp" => Some(
+            [field("action"), field("path"), field("symbol")]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        _ => field("path"),
+    }
+    .unwrap_or_else(|| arguments.to_string())
+}
+
+/// Entries for a resumed conversation.
+pub fn load_history(t: &mut Transcript, messages: &[Message]) {
+    let now = Instant::now();
+    for m in messages {
+        match m {
+            Message::System { .. } => {}
+            Message::User { content } => {
+                t.push(EntryKind::Question(content.clone()));
+            }
+            Message::Assistant {
+                content,
+                reasoning,
+                tool_calls,
+            } => {
+                let thought: String = reasoning
+                    .iter()
+                    .map(|r| r.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                if !thought.trim().is_empty() {
+                    t.push(EntryKind::Thinking {
+                        text: thought,
+                        expanded: false,
+                    });
+                }
+                if !content.is_empty() {
+                    t.push(EntryKind::Answer(content.clone()));
+                }
+                for call in tool_calls {
+                    t.push(EntryKind::Tool(ToolEntry {
+                        id: call.id.clone(),
+                        tool: call.name.clone(),
+                        title: title_of(&call.name, &call.arguments),
+                        state: ToolState::Pending,
+                        started: now,
+                        elapsed: None,
+                        output: String::new(),
+                        diff: None,
+                        expanded: false,
+                    }));
+                }
+            }
+            Message::Tool {
+                call_id, content, ..
+            } => {
+                let Some(i) = t
+                    .entries()
+                    .iter()
+                    .rposition(|e| matches!(&e.kind, EntryKind::Tool(tool) if &tool.id == call_id))
+                else {
+                    continue;
+                };
+                let output = content.clone();
+                t.edit(i, |k| {
+                    if let EntryKind::Tool(tool) = k {
+                        tool.state = ToolState::Done;
+                        tool.elapsed = Some(Duration::ZERO);
+                        tool.output = output;
+                    }
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::{KeyCode, KeyModifiers};
+    use mm_agent::ToolCall;
+    use mm_agent::config::{Sources, load};
+
+    /// An app over an agent with default settings in a temp world (no
+    /// request is made: these tests only use local commands and keys).
+    fn app(dir: &std::path::Path) -> App {
+        let mut env = std::collections::BTreeMap::new();
+        env.insert("HOME".to_string(), dir.join("home").display().to_string());
+        let sources = Sources {
+            cwd: dir.to_path_buf(),
+            env,
+            ..Sources::default()
+        };
+        let loaded = load(&sources).unwrap();
+        App::new(Agent::new(loaded.config, dir, PermissionSource::Terminal).unwrap())
+    }
+
+    fn key(app: &mut App, code: KeyCode) {
+        app.on_event(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    }
+
+    fn typed(app: &mut App, text: &str) {
+        for c in text.chars() {
+            key(app, KeyCode::Char(c));
+        }
+    }
+
+    fn last(app: &App) -> EntryKind {
+        app.shared.lock().entries().last().unwrap().kind.clone()
+    }
+
+    #[test]
+    fn the_picker_runs_a_command_and_history_recalls_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(dir.path());
+        typed(&mut app, "/");
+        assert_eq!(
+            app.ui.popup.as_ref().unwrap().items.len(),
+            commands::for_front(Front::Window).count()
+        );
+        typed(&mut app, "he");
+        assert_eq!(app.ui.popup.as_ref().unwrap().items.len(), 1);
+        key(&mut app, KeyCode::Enter);
+        let EntryKind::Notice(help) = last(&app) else {
+            panic!("{:?}", last(&app))
+        };
+        assert!(help.starts_with(&commands::help(Front::Window)), "{help}");
+        assert!(app.ui.popup.is_none());
+        assert_eq!(app.ui.text(), "");
+        key(&mut app, KeyCode::Up);
+        assert_eq!(app.ui.text(), "/help");
+    }
+
+    #[test]
+    fn an_unknown_command_is_an_error_and_new_clears_the_screen() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(dir.path());
+        typed(&mut app, "/frobnicate now");
+        key(&mut app, KeyCode::Enter);
+        assert_eq!(
+            last(&app),
+            EntryKind::Error("unknown command /frobnicate; /help lists the commands".into())
+        );
+        typed(&mut app, "/new");
+        app.ui.popup = None;
+        key(&mut app, KeyCode::Enter);
+        assert_eq!(app.shared.lock().len(), 1);
+        assert_eq!(last(&app), EntryKind::Notice("new session".into()));
+    }
+
+    #[test]
+    fn ctrl_c_twice_quits_and_once_only_warns() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(dir.path());
+        let ctrl_c = TermEvent::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+        app.on_event(ctrl_c.clone());
+        assert!(!app.quit);
+        assert_eq!(app.ui.hint.as_deref(), Some("Press Ctrl-C again to quit"));
+        // Another key disarms it.
+        typed(&mut app, "x");
+        assert!(app.ui.hint.is_none());
+        app.on_event(ctrl_c.clone());
+        assert!(!app.quit);
+        app.on_event(ctrl_c);
+        assert!(app.quit);
+    }
+
+    #[test]
+    fn tab_completes_a_path_and_lists_choices() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(dir.path().join("src/mod.rs"), "").unwrap();
+        let mut app = app(dir.path());
+        typed(&mut app, "read @sr");
+        key(&mut app, KeyCode::Tab);
+        assert_eq!(app.ui.text(), "read @src/");
+        key(&mut app, KeyCode::Tab);
+        assert_eq!(app.ui.text(), "read @src/m");
+        let labels: Vec<String> = app
+            .ui
+            .popup
+            .as_ref()
+            .unwrap()
+            .items
+            .iter()
+            .map(|i| i.label.clone())
+            .collect();
+        assert_eq!(labels, ["src/main.rs", "src/mod.rs"]);
+        key(&mut app, KeyCode::Down);
+        key(&mut app, KeyCode::Enter);
+        assert_eq!(app.ui.text(), "read @src/mod.rs");
+        assert!(app.ui.popup.is_none());
+    }
+
+    #[test]
+    fn tab_and_enter_unfold_the_last_tool_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(dir.path());
+        let messages = vec![
+            Message::user("q"),
+            Message::Assistant {
+                content: String::new(),
+                reasoning: Vec::new(),
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "bash".into(),
+                    arguments: r#"{"command":"ls"}"#.into(),
+                }],
+            },
+            Message::tool("c1", "bash", "out\n"),
+        ];
+        app.shared.update(|t| load_history(t, &messages));
+        key(&mut app, KeyCode::Tab);
+        assert_eq!(app.ui.selected, Some(1));
+        key(&mut app, KeyCode::Enter);
+        let EntryKind::Tool(tool) = last(&app) else {
+            panic!()
+        };
+        assert!(tool.expanded);
+        key(&mut app, KeyCode::Enter);
+        let EntryKind::Tool(tool) = last(&app) else {
+            panic!()
+        };
+        assert!(!tool.expanded);
+        // Escape drops the selection when nothing runs.
+        key(&mut app, KeyCode::Esc);
+        assert_eq!(app.ui.selected, None);
+    }
+
+    #[test]
+    fn a_resumed_history_becomes_entries() {
+        let mut t = Transcript::new();
+        let messages = vec![
+            Message::user("list files"),
+            Message::Assistant {
+                content: "Let me look.".into(),
+                reasoning: Vec::new(),
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "bash".into(),
+                    arguments: r#"{"command":"ls -la"}"#.into(),
+                }],
+            },
+            Message::tool("c1", "bash", "a\nb\n"),
+            Message::assistant("Two files."),
+        ];
+        load_history(&mut t, &messages);
+        let kinds: Vec<&EntryKind> = t.entries().iter().map(|e| &e.kind).collect();
+        assert_eq!(kinds.len(), 4);
+        assert_eq!(kinds[0], &EntryKind::Question("list files".into()));
+        assert_eq!(kinds[1], &EntryKind::Answer("Let me look.".into()));
+        let EntryKind::Tool(tool) = kinds[2] else {
+            panic!("{kinds:?}")
+        };
+        assert_eq!(
+            (tool.title.as_str(), tool.output.as_str(), tool.state),
+            ("ls -la", "a\nb\n", ToolState::Done)
+        );
+        assert_eq!(kinds[3], &EntryKind::Answer("Two files.".into()));
+    }
+
+    #[test]
+    fn titles_come_from_the_arguments() {
+        assert_eq!(title_of("bash", r#"{"command":"echo hi"}"#), "echo hi");
+        assert_eq!(
+            title_of("edit_file", r#"{"path":"a.rs","edits":[]}"#),
+            "a.rs"
+        );
+        assert_eq!(
+            title_of("lsp", r#"{"action":"hover","path":"m.go","symbol":"x"}"#),
+            "hover m.go x"
+        );
+        assert_eq!(title_of("bash", "not json"), "not json");
+    }
+}

@@ -1,0 +1,266 @@
+//! The key map: which key does what, in each mode of the window. Pure: a
+//! key and a little context in, an [`Action`] out; the event loop carries
+//! the actions out.
+//!
+//! | key | action |
+//! |---|---|
+//! | Enter | send the question (or run the command); on an empty input with a selected entry: fold/unfold it |
+//! | Alt-Enter, Shift-Enter, Ctrl-J | new line in the input |
+//! | Up / Down on the first / last input row | previous / next question from the history |
+//! | PageUp / PageDown, mouse wheel | scroll the transcript |
+//! | Ctrl-Home / Ctrl-End | top / bottom of the transcript |
+//! | Tab | complete the `@path` under the cursor; otherwise select the previous foldable entry (tool call, thinking) |
+//! | Shift-Tab | select the next foldable entry |
+//! | Ctrl-O | fold/unfold the selected entry (the last one when none is selected) |
+//! | Escape | cancel the running turn; else close the popup / drop the selection |
+//! | `/` on an empty input | open the command picker (Up/Down choose, Enter/Tab take, Escape closes) |
+//! | a / s / r | answer a permission prompt: allow once, allow for the session, reject |
+//! | Ctrl-C twice | quit |
+//! | Ctrl-L | redraw the whole screen |
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use mm_ui::Decision;
+
+/// Rows one wheel step scrolls.
+pub const WHEEL_ROWS: usize = 3;
+
+/// What the window is doing, as far as keys care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    /// The command picker or the path completions are open.
+    Popup,
+    /// A permission prompt waits for a/s/r.
+    Permission,
+}
+
+/// The state a key's meaning depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Context {
+    pub mode: Mode,
+    pub input_empty: bool,
+    /// The cursor is on the first / last row of the input.
+    pub first_row: bool,
+    pub last_row: bool,
+    /// The word under the cursor starts with `@`.
+    pub at_mention: bool,
+    pub has_selection: bool,
+}
+
+/// Everything a key can ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    Submit,
+    Newline,
+    /// Give the key to the input box.
+    Edit(KeyEvent),
+    /// `/` typed into an empty input: the key goes in and the picker opens.
+    OpenPicker(KeyEvent),
+    Cancel,
+    Interrupt,
+    ScrollUp(usize),
+    ScrollDown(usize),
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    HistoryPrev,
+    HistoryNext,
+    SelectPrev,
+    SelectNext,
+    Toggle,
+    Complete,
+    PopupUp,
+    PopupDown,
+    PopupAccept,
+    Decide(Decision),
+    Redraw,
+    Nothing,
+}
+
+/// The action of `key` in `ctx`.
+pub fn key(key: KeyEvent, ctx: &Context) -> Action {
+    if key.kind == KeyEventKind::Release {
+        return Action::Nothing;
+    }
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+    // Keys that mean the same in every mode.
+    match key.code {
+        KeyCode::Char('c') if ctrl => return Action::Interrupt,
+        KeyCode::Char('l') if ctrl => return Action::Redraw,
+        KeyCode::PageUp => return Action::PageUp,
+        KeyCode::PageDown => return Action::PageDown,
+        KeyCode::Home if ctrl => return Action::Top,
+        KeyCode::End if ctrl => return Action::Bottom,
+        _ => {}
+    }
+    match ctx.mode {
+        Mode::Permission => match key.code {
+            KeyCode::Char('a' | 'A' | 'y' | 'Y') if !ctrl && !alt => {
+                Action::Decide(Decision::AllowOnce)
+            }
+            KeyCode::Char('s' | 'S') if !ctrl && !alt => Action::Decide(Decision::AllowAlways),
+            KeyCode::Char('r' | 'R' | 'n' | 'N') if !ctrl && !alt => {
+                Action::Decide(Decision::Reject)
+            }
+            KeyCode::Esc => Action::Cancel,
+            _ => Action::Nothing,
+        },
+        Mode::Popup => match key.code {
+            KeyCode::Up => Action::PopupUp,
+            KeyCode::Down => Action::PopupDown,
+            KeyCode::Enter if !alt && !shift => Action::PopupAccept,
+            KeyCode::Tab => Action::PopupAccept,
+            KeyCode::Esc => Action::Cancel,
+            _ => normal(key, ctx, ctrl, alt, shift),
+        },
+        Mode::Normal => normal(key, ctx, ctrl, alt, shift),
+    }
+}
+
+fn normal(key: KeyEvent, ctx: &Context, ctrl: bool, alt: bool, shift: bool) -> Action {
+    match key.code {
+        KeyCode::Enter if alt || shift => Action::Newline,
+        KeyCode::Char('j') if ctrl => Action::Newline,
+        KeyCode::Enter if ctx.input_empty && ctx.has_selection => Action::Toggle,
+        KeyCode::Enter => Action::Submit,
+        KeyCode::Esc => Action::Cancel,
+        KeyCode::Up if ctx.first_row && !ctrl && !alt => Action::HistoryPrev,
+        KeyCode::Down if ctx.last_row && !ctrl && !alt => Action::HistoryNext,
+        KeyCode::Tab if ctx.at_mention => Action::Complete,
+        KeyCode::Tab => Action::SelectPrev,
+        KeyCode::BackTab => Action::SelectNext,
+        KeyCode::Char('o') if ctrl => Action::Toggle,
+        KeyCode::Char('/') if ctx.input_empty && !ctrl && !alt => Action::OpenPicker(key),
+        _ => Action::Edit(key),
+    }
+}
+
+/// The action of a mouse event: only the wheel is used.
+pub fn mouse(event: MouseEvent) -> Action {
+    match event.kind {
+        MouseEventKind::ScrollUp => Action::ScrollUp(WHEEL_ROWS),
+        MouseEventKind::ScrollDown => Action::ScrollDown(WHEEL_ROWS),
+        _ => Action::Nothing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(mode: Mode) -> Context {
+        Context {
+            mode,
+            input_empty: true,
+            first_row: true,
+            last_row: true,
+            at_mention: false,
+            has_selection: false,
+        }
+    }
+
+    fn k(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    #[test]
+    fn the_prompt_takes_a_s_r_and_nothing_else() {
+        let c = ctx(Mode::Permission);
+        assert_eq!(
+            key(k(KeyCode::Char('a')), &c),
+            Action::Decide(Decision::AllowOnce)
+        );
+        assert_eq!(
+            key(k(KeyCode::Char('s')), &c),
+            Action::Decide(Decision::AllowAlways)
+        );
+        assert_eq!(
+            key(k(KeyCode::Char('r')), &c),
+            Action::Decide(Decision::Reject)
+        );
+        assert_eq!(key(k(KeyCode::Char('x')), &c), Action::Nothing);
+        assert_eq!(
+            key(k(KeyCode::Enter), &c),
+            Action::Nothing,
+            "Enter must not answer by accident"
+        );
+        assert_eq!(key(k(KeyCode::Esc), &c), Action::Cancel);
+        assert_eq!(key(ctrl('c'), &c), Action::Interrupt);
+        assert_eq!(key(k(KeyCode::PageUp), &c), Action::PageUp);
+    }
+
+    #[test]
+    fn enter_sends_alt_enter_breaks_the_line() {
+        let mut c = ctx(Mode::Normal);
+        c.input_empty = false;
+        assert_eq!(key(k(KeyCode::Enter), &c), Action::Submit);
+        assert_eq!(
+            key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT), &c),
+            Action::Newline
+        );
+        assert_eq!(key(ctrl('j'), &c), Action::Newline);
+        // Empty input and a selection: Enter folds.
+        c.input_empty = true;
+        c.has_selection = true;
+        assert_eq!(key(k(KeyCode::Enter), &c), Action::Toggle);
+    }
+
+    #[test]
+    fn history_only_from_the_edge_rows() {
+        let mut c = ctx(Mode::Normal);
+        assert_eq!(key(k(KeyCode::Up), &c), Action::HistoryPrev);
+        c.first_row = false;
+        assert!(matches!(key(k(KeyCode::Up), &c), Action::Edit(_)));
+        assert_eq!(key(k(KeyCode::Down), &c), Action::HistoryNext);
+    }
+
+    #[test]
+    fn slash_opens_the_picker_only_on_an_empty_input() {
+        let mut c = ctx(Mode::Normal);
+        assert!(matches!(
+            key(k(KeyCode::Char('/')), &c),
+            Action::OpenPicker(_)
+        ));
+        c.input_empty = false;
+        assert!(matches!(key(k(KeyCode::Char('/')), &c), Action::Edit(_)));
+        let p = ctx(Mode::Popup);
+        assert_eq!(key(k(KeyCode::Down), &p), Action::PopupDown);
+        assert_eq!(key(k(KeyCode::Enter), &p), Action::PopupAccept);
+        assert!(matches!(key(k(KeyCode::Char('c')), &p), Action::Edit(_)));
+    }
+
+    #[test]
+    fn tab_completes_a_mention_or_selects() {
+        let mut c = ctx(Mode::Normal);
+        assert_eq!(key(k(KeyCode::Tab), &c), Action::SelectPrev);
+        c.at_mention = true;
+        assert_eq!(key(k(KeyCode::Tab), &c), Action::Complete);
+        assert_eq!(key(k(KeyCode::BackTab), &c), Action::SelectNext);
+    }
+
+    #[test]
+    fn the_wheel_scrolls() {
+        let ev = |kind| MouseEvent {
+            kind,
+            column: 0,
+            row: 0,
+            modifiers: KeyModifiers::NONE,
+        };
+        assert_eq!(
+            mouse(ev(MouseEventKind::ScrollUp)),
+            Action::ScrollUp(WHEEL_ROWS)
+        );
+        assert_eq!(
+            mouse(ev(MouseEventKind::ScrollDown)),
+            Action::ScrollDown(WHEEL_ROWS)
+        );
+        assert_eq!(mouse(ev(MouseEventKind::Moved)), Action::Nothing);
+    }
+}

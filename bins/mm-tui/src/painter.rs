@@ -1,0 +1,303 @@
+//! The painter: one frame from the transcript's current state and the
+//! window's own. It is the only code that writes to the screen buffer, and
+//! it runs only on the event loop.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use crate::layout::{self, Areas, Wants};
+use crate::popup::Kind;
+use crate::transcript::Transcript;
+use crate::ui::Ui;
+use crate::view::{self, Scroll};
+use crate::wrap;
+
+/// Most rows of a popup list.
+pub const POPUP_ROWS: u16 = 8;
+/// Most diff rows in a permission prompt.
+pub const PROMPT_DIFF_ROWS: usize = 12;
+
+fn dim() -> Style {
+    Style::default().fg(Color::DarkGray)
+}
+
+/// Draw one frame.
+pub fn draw(frame: &mut Frame, t: &Transcript, ui: &mut Ui) {
+    let area = frame.area();
+    let prompt_rows = prompt_lines(t, area.width).len() as u16;
+    let popup_rows = ui
+        .popup
+        .as_ref()
+        .map_or(0, |p| (p.items.len() as u16).min(POPUP_ROWS));
+    let areas = layout::layout(
+        area,
+        Wants {
+            input: ui.input_rows(area.width),
+            prompt: prompt_rows,
+            popup: popup_rows,
+        },
+    );
+    ui.width = areas.transcript.width;
+    ui.transcript_rows = areas.transcript.height;
+    transcript(frame, t, ui, areas.transcript);
+    if let Some(r) = areas.prompt {
+        prompt(frame, t, r);
+    }
+    if let Some(r) = areas.popup {
+        popup(frame, ui, r);
+    }
+    rule(frame, t, ui, areas.rule);
+    frame.render_widget(&ui.input, areas.input);
+    status(frame, t, ui, &areas);
+}
+
+fn transcript(frame: &mut Frame, t: &Transcript, ui: &mut Ui, area: Rect) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    if t.is_empty() {
+        let lines = [
+            Line::from(Span::styled(
+                format!("mm {}", ui.version),
+                Style::default().add_modifier(Modifier::BOLD),
+            )),
+            Line::from(Span::styled(format!("{}  ·  {}", ui.model, ui.cwd), dim())),
+            Line::default(),
+            Line::from(Span::styled("Type a question and press Enter.", dim())),
+            Line::from(Span::styled(
+                "/ commands · @ attach a file · Tab select · Enter unfold · Esc cancel",
+                dim(),
+            )),
+            Line::from(Span::styled("Ctrl-C twice quits.", dim())),
+        ];
+        let lines: Vec<Line> = lines
+            .iter()
+            .flat_map(|l| wrap::wrap(l, usize::from(area.width), 0, wrap::Mode::Word))
+            .collect();
+        frame.render_widget(Paragraph::new(lines), area);
+        return;
+    }
+    let look = ui.look();
+    let rows = view::visible(
+        t,
+        &mut ui.cache,
+        &look,
+        usize::from(area.height),
+        &mut ui.scroll,
+    );
+    frame.render_widget(Paragraph::new(rows), area);
+}
+
+/// The permission prompt's rows (empty when nothing is asked).
+pub fn prompt_lines(t: &Transcript, width: u16) -> Vec<Line<'static>> {
+    let Some(p) = &t.permission else {
+        return Vec::new();
+    };
+    let inner = usize::from(width.saturating_sub(2)).max(1);
+    let mut lines = Vec::new();
+    let title = wrap::sanitize(&p.title).replace('\n', " ⏎ ");
+    let head = Line::from(vec![
+        Span::styled(
+            format!("‣ {}  ", p.tool),
+            Style::default()
+                .fg(Color::Magenta)
+                .add_modifier(Modifier::BOLD),
+        ),
+        Span::raw(title),
+    ]);
+    lines.extend(
+        wrap::wrap(&head, inner, 4, wrap::Mode::Glyph)
+            .into_iter()
+            .take(4),
+    );
+    if let Some(diff) = &p.diff {
+        let diff = wrap::sanitize(diff);
+        let all: Vec<&str> = diff.lines().collect();
+        for l in all.iter().take(PROMPT_DIFF_ROWS) {
+            let style = if l.starts_with('+') {
+                Style::default().fg(Color::Green)
+            } else if l.starts_with('-') {
+                Style::default().fg(Color::Red)
+            } else {
+                dim()
+            };
+            lines.push(Line::from(Span::styled(wrap::truncate(l, inner), style)));
+        }
+        if all.len() > PROMPT_DIFF_ROWS {
+            lines.push(Line::from(Span::styled(
+                format!("… {} more lines", all.len() - PROMPT_DIFF_ROWS),
+                dim(),
+            )));
+        }
+    }
+    let key = |k: &'static str| {
+        Span::styled(
+            k,
+            Style::default()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::BOLD),
+        )
+    };
+    lines.push(Line::from(vec![
+        key("[a]"),
+        Span::raw(" allow once   "),
+        key("[s]"),
+        Span::raw(" allow for this session   "),
+        key("[r]"),
+        Span::raw(" reject"),
+    ]));
+    lines
+}
+
+fn prompt(frame: &mut Frame, t: &Transcript, area: Rect) {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::default().fg(Color::Yellow))
+        .title(" permission ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    frame.render_widget(Paragraph::new(prompt_lines(t, area.width)), inner);
+}
+
+fn popup(frame: &mut Frame, ui: &Ui, area: Rect) {
+    let Some(p) = &ui.popup else { return };
+    let title = match p.kind {
+        Kind::Commands => " commands ",
+        Kind::Paths => " files ",
+    };
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(dim())
+        .title(title);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let rows = usize::from(inner.height);
+    if rows == 0 {
+        return;
+    }
+    // Keep the selected row in view.
+    let first = p.selected.saturating_sub(rows - 1);
+    let label_width = p
+        .items
+        .iter()
+        .map(|i| wrap::width(&i.label))
+        .max()
+        .unwrap_or(0);
+    let width = usize::from(inner.width);
+    let lines: Vec<Line> = p
+        .items
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows)
+        .map(|(i, item)| {
+            let pad = label_width.saturating_sub(wrap::width(&item.label));
+            let text = if item.detail.is_empty() {
+                item.label.clone()
+            } else {
+                format!("{}{}  {}", item.label, " ".repeat(pad), item.detail)
+            };
+            let style = if i == p.selected {
+                Style::default().add_modifier(Modifier::REVERSED)
+            } else {
+                Style::default()
+            };
+            Line::from(Span::styled(
+                wrap::truncate(&format!(" {text}"), width),
+                style,
+            ))
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The rule above the input; it carries what the agent is doing.
+fn rule(frame: &mut Frame, t: &Transcript, ui: &Ui, area: Rect) {
+    if area.height == 0 {
+        return;
+    }
+    let width = usize::from(area.width);
+    let mut spans = Vec::new();
+    let mut used = 0;
+    if let Some(since) = t.busy_since {
+        let frame_glyph = mm_ui::spinner::FRAMES[(ui.tick % 10) as usize];
+        let secs = ui.now.saturating_duration_since(since).as_secs();
+        let label = t.status.as_deref().unwrap_or("Working");
+        let text = format!("─ {frame_glyph} {label} ({secs}s) · Esc cancels ");
+        used += wrap::width(&text);
+        spans.push(Span::styled(
+            wrap::truncate(&text, width),
+            Style::default().fg(Color::Yellow),
+        ));
+    }
+    if used < width {
+        spans.push(Span::styled("─".repeat(width - used), dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `950`, `1.2k`, `34k`.
+pub fn tokens(n: u64) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else if n < 10_000 {
+        format!("{}.{}k", n / 1000, (n % 1000) / 100)
+    } else {
+        format!("{}k", n / 1000)
+    }
+}
+
+fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
+    let area = areas.status;
+    if area.height == 0 {
+        return;
+    }
+    let width = usize::from(area.width);
+    let left = if let Some(hint) = &ui.hint {
+        hint.clone()
+    } else if ui.scroll != Scroll::Bottom {
+        "↑ scrolled (PgDn)".to_string()
+    } else if t.permission.is_some() {
+        "permission: a / s / r".to_string()
+    } else {
+        String::new()
+    };
+    let left = if left.is_empty() {
+        left
+    } else {
+        format!(" {left} ")
+    };
+    let tail = format!(
+        " · {}/{} tokens · mm {} ",
+        tokens(t.tokens.prompt),
+        tokens(t.tokens.completion),
+        ui.version
+    );
+    // What does not fit goes first: the folder, then the model's length.
+    let model = format!(" {}", ui.model);
+    let fixed = wrap::width(&left) + wrap::width(&model) + wrap::width(&tail);
+    let room = width.saturating_sub(fixed + 3);
+    let cwd = if room >= 8 {
+        format!(" · {}", wrap::truncate_left(&ui.cwd, room))
+    } else {
+        String::new()
+    };
+    let right_room = width.saturating_sub(wrap::width(&left));
+    let model = wrap::truncate(
+        &model,
+        right_room.saturating_sub(wrap::width(&tail) + wrap::width(&cwd)),
+    );
+    let right = wrap::truncate(&format!("{model}{cwd}{tail}"), right_room);
+    let left = wrap::truncate(&left, width);
+    let pad = width.saturating_sub(wrap::width(&left) + wrap::width(&right));
+    let bar = Style::default().bg(Color::DarkGray).fg(Color::White);
+    let line = Line::from(vec![
+        Span::styled(left, bar.fg(Color::Yellow)),
+        Span::styled(" ".repeat(pad), bar),
+        Span::styled(right, bar),
+    ]);
+    frame.render_widget(Paragraph::new(line), area);
+}

@@ -1,0 +1,489 @@
+//! The one value the window draws from. The Sink records every event here
+//! (under a mutex, from whatever task sent it); the event loop reads it and
+//! redraws from its current state. Nothing here draws or knows the screen.
+
+use std::time::{Duration, Instant};
+
+use mm_ui::{Counters, Event, FileChange, ToolStatus, TurnOutcome};
+
+/// What a tool call is doing now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolState {
+    /// Announced, not yet running (planning, or waiting for permission).
+    Pending,
+    /// Waiting for the user's a/s/r.
+    Asking,
+    Running,
+    Done,
+    Failed,
+}
+
+/// One tool call, shown as one `‣ tool  title` line with folded output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolEntry {
+    pub id: String,
+    pub tool: String,
+    pub title: String,
+    pub state: ToolState,
+    /// When it was announced, then when it started running.
+    pub started: Instant,
+    /// Set when it ended.
+    pub elapsed: Option<Duration>,
+    /// What the model received.
+    pub output: String,
+    /// The diff of an edit, shown while asking and when expanded.
+    pub diff: Option<String>,
+    pub expanded: bool,
+}
+
+/// What an entry shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryKind {
+    /// The user's question.
+    Question(String),
+    /// Streamed answer text, drawn as markdown.
+    Answer(String),
+    /// Reasoning: folded by default, above the answer it led to.
+    Thinking {
+        text: String,
+        expanded: bool,
+    },
+    Tool(ToolEntry),
+    /// A line for the user (`compacted: …`, command output).
+    Notice(String),
+    /// A failure the user must see.
+    Error(String),
+    /// The counters after a turn.
+    Recap(String),
+}
+
+impl EntryKind {
+    /// Entries that fold: Enter/Tab act on them.
+    pub fn foldable(&self) -> bool {
+        matches!(self, EntryKind::Thinking { .. } | EntryKind::Tool(_))
+    }
+}
+
+/// An entry and its revision: any change bumps `rev`, which is what the
+/// layout cache keys on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub kind: EntryKind,
+    pub rev: u64,
+}
+
+/// Token use over the whole window session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    pub prompt: u64,
+    pub completion: u64,
+}
+
+/// A permission request the user has not answered yet.
+#[derive(Debug)]
+pub struct PendingPermission {
+    pub id: String,
+    pub tool: String,
+    pub title: String,
+    pub diff: Option<String>,
+    /// Answers the Sink's waiting `permission()` future.
+    pub reply: Option<tokio::sync::oneshot::Sender<mm_ui::Decision>>,
+}
+
+/// The whole window state that events change.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    entries: Vec<Entry>,
+    next_rev: u64,
+    /// `Thinking`, `Composing a tool call` … while a turn runs.
+    pub status: Option<String>,
+    /// When the running turn (or command) started; `None` when idle.
+    pub busy_since: Option<Instant>,
+    pub tokens: Tokens,
+    pub permission: Option<PendingPermission>,
+    /// Bumped whenever the entry list is cleared, so caches start over.
+    pub epoch: u64,
+    /// Set by an answer streamed in this reply: later text appends to it.
+    open_answer: Option<usize>,
+    open_thinking: Option<usize>,
+}
+
+impl Transcript {
+    pub fn new() -> Transcript {
+        Transcript::default()
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn rev(&mut self) -> u64 {
+        self.next_rev += 1;
+        self.next_rev
+    }
+
+    /// Add an entry at the end; returns its index.
+    pub fn push(&mut self, kind: EntryKind) -> usize {
+        let rev = self.rev();
+        // A new entry of any other kind closes the streamed ones.
+        if !matches!(kind, EntryKind::Answer(_)) {
+            self.open_answer = None;
+        }
+        if !matches!(kind, EntryKind::Thinking { .. }) {
+            self.open_thinking = None;
+        }
+        self.entries.push(Entry { kind, rev });
+        self.entries.len() - 1
+    }
+
+    /// Change entry `i` in place (its revision moves).
+    pub fn edit(&mut self, i: usize, f: impl FnOnce(&mut EntryKind)) {
+        let rev = self.rev();
+        if let Some(entry) = self.entries.get_mut(i) {
+            f(&mut entry.kind);
+            entry.rev = rev;
+        }
+    }
+
+    /// `/new`: forget everything shown.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.open_answer = None;
+        self.open_thinking = None;
+        self.epoch += 1;
+    }
+
+    /// Fold or unfold entry `i`; false when it does not fold.
+    pub fn toggle(&mut self, i: usize) -> bool {
+        let foldable = self.entries.get(i).is_some_and(|e| e.kind.foldable());
+        if foldable {
+            self.edit(i, |k| match k {
+                EntryKind::Thinking { expanded, .. } => *expanded = !*expanded,
+                EntryKind::Tool(t) => t.expanded = !t.expanded,
+                _ => {}
+            });
+        }
+        foldable
+    }
+
+    /// The user asked a question: the turn starts.
+    pub fn start_turn(&mut self, question: &str, now: Instant) {
+        self.push(EntryKind::Question(question.to_string()));
+        self.busy_since = Some(now);
+        self.status = Some("Thinking".into());
+    }
+
+    /// A command (`/compact`) runs in the background.
+    pub fn start_busy(&mut self, label: &str, now: Instant) {
+        self.busy_since = Some(now);
+        self.status = Some(label.to_string());
+    }
+
+    /// The background work ended without a `TurnEnd` (commands).
+    pub fn end_busy(&mut self) {
+        self.busy_since = None;
+        self.status = None;
+        self.open_answer = None;
+        self.open_thinking = None;
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.busy_since.is_some()
+    }
+
+    fn tool_index(&self, id: &str) -> Option<usize> {
+        self.entries
+            .iter()
+            .rposition(|e| matches!(&e.kind, EntryKind::Tool(t) if t.id == id))
+    }
+
+    /// Mark the tool call of a permission request as waiting for the user.
+    pub fn set_tool_state(&mut self, id: &str, state: ToolState) {
+        if state == ToolState::Asking {
+            self.status = Some("Waiting for permission".into());
+        }
+        if let Some(i) = self.tool_index(id) {
+            self.edit(i, |k| {
+                if let EntryKind::Tool(t) = k {
+                    t.state = state;
+                }
+            });
+        }
+    }
+
+    /// Record one event of the turn. `now` is passed in so tests control time.
+    pub fn apply(&mut self, event: Event, now: Instant) {
+        match event {
+            Event::Text { text } => {
+                if text.is_empty() {
+                    return;
+                }
+                match self.open_answer {
+                    Some(i) => self.edit(i, |k| {
+                        if let EntryKind::Answer(all) = k {
+                            all.push_str(&text);
+                        }
+                    }),
+                    None => {
+                        let i = self.push(EntryKind::Answer(text));
+                        self.open_answer = Some(i);
+                    }
+                }
+                self.status = Some("Writing".into());
+            }
+            Event::Reasoning { text } => {
+                if text.is_empty() {
+                    return;
+                }
+                self.status = Some("Thinking".into());
+                match self.open_thinking {
+                    Some(i) => self.edit(i, |k| {
+                        if let EntryKind::Thinking { text: all, .. } = k {
+                            all.push_str(&text);
+                        }
+                    }),
+                    None => {
+                        let i = self.push(EntryKind::Thinking {
+                            text,
+                            expanded: false,
+                        });
+                        self.open_thinking = Some(i);
+                    }
+                }
+            }
+            Event::Status { text } => {
+                // A new request: what it streams is a new answer.
+                if text == "Thinking" {
+                    self.open_answer = None;
+                    self.open_thinking = None;
+                }
+                self.status = Some(text);
+            }
+            Event::ToolStart { info } => {
+                self.status = Some(format!("Running {}", info.tool));
+                self.push(EntryKind::Tool(ToolEntry {
+                    id: info.id,
+                    tool: info.tool,
+                    title: info.title,
+                    state: ToolState::Pending,
+                    started: now,
+                    elapsed: None,
+                    output: String::new(),
+                    diff: info
+                        .change
+                        .map(|c: FileChange| c.diff)
+                        .filter(|d| !d.is_empty()),
+                    expanded: false,
+                }));
+            }
+            Event::ToolRunning { id } => {
+                if let Some(i) = self.tool_index(&id) {
+                    let mut tool = String::new();
+                    self.edit(i, |k| {
+                        if let EntryKind::Tool(t) = k {
+                            t.state = ToolState::Running;
+                            t.started = now;
+                            tool = t.tool.clone();
+                        }
+                    });
+                    self.status = Some(format!("Running {tool}"));
+                }
+            }
+            Event::ToolEnd {
+                id, status, output, ..
+            } => {
+                if let Some(i) = self.tool_index(&id) {
+                    self.edit(i, |k| {
+                        if let EntryKind::Tool(t) = k {
+                            t.state = match status {
+                                ToolStatus::Completed => ToolState::Done,
+                                ToolStatus::Failed => ToolState::Failed,
+                            };
+                            t.elapsed = Some(now.saturating_duration_since(t.started));
+                            t.output = output;
+                        }
+                    });
+                }
+            }
+            Event::Notice { text } => {
+                self.push(EntryKind::Notice(text));
+            }
+            Event::Error { text } => {
+                self.push(EntryKind::Error(text));
+            }
+            Event::TurnEnd {
+                outcome,
+                counters,
+                prompt_tokens,
+                completion_tokens,
+            } => {
+                self.tokens.prompt += prompt_tokens;
+                self.tokens.completion += completion_tokens;
+                if outcome == TurnOutcome::Cancelled {
+                    self.push(EntryKind::Notice("[cancelled]".into()));
+                }
+                let recap = recap(&counters);
+                if !recap.is_empty() {
+                    self.push(EntryKind::Recap(recap));
+                }
+                self.end_busy();
+            }
+        }
+    }
+}
+
+/// The counters line after a turn (decisions.md 9).
+pub fn recap(counters: &Counters) -> String {
+    counters.recap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mm_ui::{ToolInfo, ToolKind};
+
+    fn info(id: &str, command: &str) -> ToolInfo {
+        ToolInfo {
+            id: id.into(),
+            tool: "bash".into(),
+            title: command.into(),
+            kind: ToolKind::Execute,
+            input: serde_json::json!({ "command": command }),
+            locations: Vec::new(),
+            change: None,
+        }
+    }
+
+    #[test]
+    fn chunks_append_to_one_answer_until_the_next_request() {
+        let now = Instant::now();
+        let mut t = Transcript::new();
+        t.start_turn("hi", now);
+        t.apply(
+            Event::Reasoning {
+                text: "let me ".into(),
+            },
+            now,
+        );
+        t.apply(
+            Event::Reasoning {
+                text: "think".into(),
+            },
+            now,
+        );
+        t.apply(Event::Text { text: "Hel".into() }, now);
+        t.apply(Event::Text { text: "lo".into() }, now);
+        let kinds: Vec<_> = t.entries().iter().map(|e| e.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                EntryKind::Question("hi".into()),
+                EntryKind::Thinking {
+                    text: "let me think".into(),
+                    expanded: false
+                },
+                EntryKind::Answer("Hello".into()),
+            ]
+        );
+        // The next request of the turn starts a new answer.
+        t.apply(
+            Event::Status {
+                text: "Thinking".into(),
+            },
+            now,
+        );
+        t.apply(
+            Event::Text {
+                text: "Again".into(),
+            },
+            now,
+        );
+        assert_eq!(t.len(), 4);
+        assert_eq!(t.entries()[3].kind, EntryKind::Answer("Again".into()));
+    }
+
+    #[test]
+    fn a_tool_call_goes_from_pending_to_done_with_its_time() {
+        let t0 = Instant::now();
+        let mut t = Transcript::new();
+        t.apply(
+            Event::ToolStart {
+                info: info("c1", "ls"),
+            },
+            t0,
+        );
+        t.apply(
+            Event::ToolRunning { id: "c1".into() },
+            t0 + Duration::from_millis(100),
+        );
+        let EntryKind::Tool(tool) = &t.entries()[0].kind else {
+            panic!()
+        };
+        assert_eq!(tool.state, ToolState::Running);
+        let rev = t.entries()[0].rev;
+        t.apply(
+            Event::ToolEnd {
+                id: "c1".into(),
+                tool: "bash".into(),
+                status: ToolStatus::Completed,
+                output: "a\nb\n".into(),
+                preview: vec![],
+            },
+            t0 + Duration::from_millis(1600),
+        );
+        let EntryKind::Tool(tool) = &t.entries()[0].kind else {
+            panic!()
+        };
+        assert_eq!(tool.state, ToolState::Done);
+        assert_eq!(tool.elapsed, Some(Duration::from_millis(1500)));
+        assert_eq!(tool.output, "a\nb\n");
+        assert!(t.entries()[0].rev > rev, "a change must move the revision");
+        assert!(t.toggle(0));
+        let EntryKind::Tool(tool) = &t.entries()[0].kind else {
+            panic!()
+        };
+        assert!(tool.expanded);
+    }
+
+    #[test]
+    fn turn_end_adds_tokens_and_the_recap_and_ends_busy() {
+        let now = Instant::now();
+        let mut t = Transcript::new();
+        t.start_turn("q", now);
+        assert!(t.is_busy());
+        let counters = Counters {
+            commands: 2,
+            file_ops: 1,
+            ..Counters::default()
+        };
+        t.apply(
+            Event::TurnEnd {
+                outcome: TurnOutcome::Done,
+                counters,
+                prompt_tokens: 10,
+                completion_tokens: 5,
+            },
+            now,
+        );
+        assert!(!t.is_busy());
+        assert_eq!(
+            t.tokens,
+            Tokens {
+                prompt: 10,
+                completion: 5
+            }
+        );
+        assert_eq!(
+            t.entries().last().map(|e| e.kind.clone()),
+            Some(EntryKind::Recap("⚙ 2 command(s)  📝 1 file op(s)".into()))
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! What the window holds besides the transcript: the input box and its
+//! history, the scroll position and layout cache, the selection, the open
+//! popup, and the status bar's facts. Only the event loop touches it.
+
+use std::time::Instant;
+
+use ratatui::style::{Modifier, Style};
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+
+use crate::popup::Popup;
+use crate::transcript::Transcript;
+use crate::view::{Cache, Look, Scroll};
+use crate::wrap;
+
+/// Questions sent before, for Up/Down in the input.
+#[derive(Debug, Default, Clone)]
+pub struct History {
+    items: Vec<String>,
+    /// Position while browsing; `None` when editing a new line.
+    at: Option<usize>,
+    /// What was typed before browsing began.
+    draft: String,
+}
+
+impl History {
+    pub fn push(&mut self, text: &str) {
+        if !text.trim().is_empty() && self.items.last().map(String::as_str) != Some(text) {
+            self.items.push(text.to_string());
+        }
+        self.at = None;
+    }
+
+    /// The older entry, keeping `current` as the draft when browsing starts.
+    pub fn older(&mut self, current: &str) -> Option<&str> {
+        let at = match self.at {
+            None if self.items.is_empty() => return None,
+            None => {
+                self.draft = current.to_string();
+                self.items.len() - 1
+            }
+            Some(0) => return None,
+            Some(i) => i - 1,
+        };
+        self.at = Some(at);
+        self.items.get(at).map(String::as_str)
+    }
+
+    /// The newer entry, then the draft.
+    pub fn newer(&mut self) -> Option<String> {
+        let i = self.at?;
+        if i + 1 < self.items.len() {
+            self.at = Some(i + 1);
+            self.items.get(i + 1).cloned()
+        } else {
+            self.at = None;
+            Some(std::mem::take(&mut self.draft))
+        }
+    }
+
+    pub fn items(&self) -> &[String] {
+        &self.items
+    }
+}
+
+/// The window's own state.
+pub struct Ui {
+    pub input: TextArea<'static>,
+    pub history: History,
+    pub cache: Cache,
+    pub scroll: Scroll,
+    /// A foldable entry chosen with Tab.
+    pub selected: Option<usize>,
+    pub popup: Option<Popup>,
+    pub model: String,
+    pub cwd: String,
+    pub version: String,
+    /// Spinner frame; moves while something runs.
+    pub tick: u64,
+    pub now: Instant,
+    /// A one-line hint in the status bar (`Press Ctrl-C again to quit`).
+    pub hint: Option<String>,
+    /// Rows of the transcript area in the last frame (for paging).
+    pub transcript_rows: u16,
+    pub width: u16,
+}
+
+impl Ui {
+    pub fn new(model: &str, cwd: &str, version: &str) -> Ui {
+        Ui {
+            input: new_input(),
+            history: History::default(),
+            cache: Cache::new(),
+            scroll: Scroll::Bottom,
+            selected: None,
+            popup: None,
+            model: model.to_string(),
+            cwd: cwd.to_string(),
+            version: version.to_string(),
+            tick: 0,
+            now: Instant::now(),
+            hint: None,
+            transcript_rows: 0,
+            width: 0,
+        }
+    }
+
+    pub fn look(&self) -> Look {
+        Look {
+            width: self.width,
+            now: self.now,
+            tick: self.tick,
+            selected: self.selected,
+        }
+    }
+
+    /// The whole input text.
+    pub fn text(&self) -> String {
+        self.input.lines().join("\n")
+    }
+
+    pub fn set_text(&mut self, text: &str) {
+        self.input = new_input();
+        self.input.insert_str(text);
+        self.input.move_cursor(CursorMove::Bottom);
+        self.input.move_cursor(CursorMove::End);
+    }
+
+    /// Empty the input, returning what it held.
+    pub fn take_text(&mut self) -> String {
+        let text = self.text();
+        self.input = new_input();
+        text
+    }
+
+    /// Rows the input needs at `width`.
+    pub fn input_rows(&self, width: u16) -> u16 {
+        let w = usize::from(width.max(1));
+        let rows: usize = self
+            .input
+            .lines()
+            .iter()
+            .map(|l| wrap::width(l).div_ceil(w).max(1))
+            .sum();
+        u16::try_from(rows).unwrap_or(u16::MAX)
+    }
+
+    /// Move the selection to the previous (`back`) or next foldable entry.
+    pub fn select(&mut self, t: &Transcript, back: bool) {
+        let foldable = |i: usize| t.entries().get(i).is_some_and(|e| e.kind.foldable());
+        let n = t.len();
+        let next = match (self.selected, back) {
+            (None, true) => (0..n).rev().find(|&i| foldable(i)),
+            (None, false) => None,
+            (Some(s), true) => (0..s).rev().find(|&i| foldable(i)).or(Some(s)),
+            (Some(s), false) => (s + 1..n).find(|&i| foldable(i)),
+        };
+        self.selected = next;
+    }
+}
+
+fn new_input() -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_wrap_mode(WrapMode::WordOrGlyph);
+    t.set_cursor_line_style(Style::default());
+    t.set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
+    t.set_placeholder_text("Ask mm anything — / for commands, @ to attach a file");
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::EntryKind;
+
+    #[test]
+    fn history_walks_back_and_returns_to_the_draft() {
+        let mut h = History::default();
+        h.push("first");
+        h.push("second");
+        h.push("second");
+        assert_eq!(h.items(), ["first", "second"]);
+        assert_eq!(h.older("draft"), Some("second"));
+        assert_eq!(h.older("second"), Some("first"));
+        assert_eq!(h.older("first"), None);
+        assert_eq!(h.newer().as_deref(), Some("second"));
+        assert_eq!(h.newer().as_deref(), Some("draft"));
+        assert_eq!(h.newer(), None);
+    }
+
+    #[test]
+    fn selection_moves_over_foldable_entries_only() {
+        let mut t = Transcript::new();
+        t.push(EntryKind::Question("q".into()));
+        t.push(EntryKind::Thinking {
+            text: "x".into(),
+            expanded: false,
+        });
+        t.push(EntryKind::Answer("a".into()));
+        t.push(EntryKind::Notice("n".into()));
+        let mut ui = Ui::new("m", "/", "v");
+        ui.select(&t, true);
+        assert_eq!(ui.selected, Some(1));
+        ui.select(&t, true);
+        assert_eq!(ui.selected, Some(1), "stays on the first foldable entry");
+        ui.select(&t, false);
+        assert_eq!(ui.selected, None, "past the last one the selection goes");
+    }
+
+    #[test]
+    fn input_rows_count_wrapped_rows() {
+        let mut ui = Ui::new("m", "/", "v");
+        assert_eq!(ui.input_rows(10), 1);
+        ui.set_text("0123456789abc\nx");
+        assert_eq!(ui.input_rows(10), 3);
+        assert_eq!(ui.text(), "0123456789abc\nx");
+        assert_eq!(ui.take_text(), "0123456789abc\nx");
+        assert_eq!(ui.text(), "");
+    }
+}

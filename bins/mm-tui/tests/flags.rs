@@ -1,0 +1,86 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The flags that answer without opening the window.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mm-tui");
+
+/// Run to the end, killed after 20 s.
+fn run(args: &[&str], config: &str) -> Output {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("config/mm")).unwrap();
+    std::fs::create_dir_all(root.path().join("home")).unwrap();
+    std::fs::write(root.path().join("config/mm/config.yaml"), config).unwrap();
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(root.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", root.path().join("home"))
+        .env("XDG_CONFIG_HOME", root.path().join("config"))
+        .env("XDG_DATA_HOME", root.path().join("data"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("mm-tui {args:?} did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn version_prints_the_stamped_version() {
+    let out = run(&["--version"], "");
+    assert!(out.status.success());
+    assert_eq!(
+        text(&out.stdout),
+        format!("mm-tui {}\n", mm_agent::version())
+    );
+}
+
+#[test]
+fn print_config_shows_values_and_where_they_came_from() {
+    let out = run(
+        &["--print-config", "--model", "openai-compatible/x"],
+        "permissions: ask\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let line = |key: &str| {
+        s.lines()
+            .find(|l| l.starts_with(&format!("{key} ")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("model").contains("= openai-compatible/x  # flag --model"),
+        "{s}"
+    );
+    assert!(line("permissions").contains("= ask  # user file"), "{s}");
+}
+
+#[test]
+fn a_bad_setting_stops_before_the_window_with_its_reason() {
+    let out = run(&[], "permissions: maybe\n");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.starts_with("mm-tui: "), "{err}");
+    assert!(err.contains("permissions"), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "nothing drawn: {:?}",
+        text(&out.stdout)
+    );
+}

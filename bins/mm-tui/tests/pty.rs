@@ -1,0 +1,299 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The built window in a real pseudo-terminal against the mock model server
+//! with `permissions: ask`: type a question, answer the inline prompt, and
+//! read the screen through a vt100 parser. Every wait is bounded.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mm_mock::{MockServer, Reply};
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mm-tui");
+const BOUND: Duration = Duration::from_secs(30);
+const ROWS: u16 = 30;
+const COLS: u16 = 100;
+
+struct World {
+    root: tempfile::TempDir,
+    cwd: PathBuf,
+    server: MockServer,
+    // Last: the server's tasks need the runtime until it stops.
+    _rt: tokio::runtime::Runtime,
+}
+
+impl World {
+    fn new(script: Vec<Reply>) -> World {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = rt.block_on(MockServer::start(script)).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        for d in ["home", "config/mm", "data", "state", "work"] {
+            std::fs::create_dir_all(root.path().join(d)).unwrap();
+        }
+        let cwd = std::fs::canonicalize(root.path().join("work")).unwrap();
+        std::fs::write(
+            root.path().join("config/mm/config.yaml"),
+            format!(
+                "model: openai-compatible/test\nbaseURL: {}/v1\nretries: 0\nwatchdog: 15\npermissions: ask\n",
+                server.url()
+            ),
+        )
+        .unwrap();
+        World {
+            root,
+            cwd,
+            server,
+            _rt: rt,
+        }
+    }
+
+    fn chats(&self) -> Vec<serde_json::Value> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .map(|r| r.body)
+            .collect()
+    }
+
+    fn spawn(&self) -> Window {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(BIN);
+        cmd.env_clear();
+        cmd.cwd(&self.cwd);
+        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        cmd.env("HOME", self.root.path().join("home"));
+        cmd.env("XDG_CONFIG_HOME", self.root.path().join("config"));
+        cmd.env("XDG_DATA_HOME", self.root.path().join("data"));
+        cmd.env("XDG_STATE_HOME", self.root.path().join("state"));
+        cmd.env("TERM", "xterm-256color");
+        let child = pty.slave.spawn_command(cmd).unwrap();
+        drop(pty.slave);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        {
+            let parser = parser.clone();
+            let raw = raw.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = reader.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    parser.lock().unwrap().process(&buf[..n]);
+                    raw.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            });
+        }
+        let writer = pty.master.take_writer().unwrap();
+        Window {
+            child,
+            writer,
+            parser,
+            raw,
+            _master: pty.master,
+        }
+    }
+}
+
+struct Window {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    writer: Box<dyn Write + Send>,
+    parser: Arc<Mutex<vt100::Parser>>,
+    raw: Arc<Mutex<Vec<u8>>>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl Window {
+    fn screen(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Wait until the screen shows `needle`; the screen then.
+    fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let s = self.screen();
+            if s.contains(needle) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {needle:?} on the screen within {BOUND:?}:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    /// Type text, then Enter (a carriage return on a terminal).
+    fn type_line(&mut self, text: &str) {
+        self.send(text);
+        self.send("\r");
+    }
+
+    /// Ctrl-C twice, then wait (bounded) for the exit.
+    fn quit(mut self) -> (portable_pty::ExitStatus, Vec<u8>) {
+        self.send("\x03");
+        self.wait_for("Press Ctrl-C again to quit");
+        self.send("\x03");
+        let deadline = Instant::now() + BOUND;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                // Let the reader drain what was written last.
+                std::thread::sleep(Duration::from_millis(100));
+                let raw = self.raw.lock().unwrap().clone();
+                return (status, raw);
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("mm-tui did not quit:\n{}", self.screen());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn bash(id: &str, command: &str) -> Reply {
+    Reply::tool_call(
+        id,
+        "bash",
+        serde_json::json!({ "command": command }).to_string(),
+    )
+}
+
+#[test]
+fn a_question_a_permission_prompt_allowed_and_the_answer() {
+    let w = World::new(vec![
+        bash("c1", "echo tui-e2e-marker"),
+        Reply::text("## Done\n\nThe command printed **the marker**."),
+    ]);
+    let mut win = w.spawn();
+    let first = win.wait_for("0/0 tokens");
+    assert!(
+        first.contains(&format!("mm {}", mm_agent::version())),
+        "{first}"
+    );
+    assert!(first.contains("openai-compatible/test"), "{first}");
+
+    win.type_line("run the marker command");
+    let asking = win.wait_for("[a] allow once");
+    assert!(asking.contains("‣ bash  echo tui-e2e-marker"), "{asking}");
+    assert!(asking.contains("[s] allow for this session"), "{asking}");
+    assert!(asking.contains("[r] reject"), "{asking}");
+    assert_eq!(w.chats().len(), 1, "the tool must wait for the answer");
+
+    win.send("a");
+    let done = win.wait_for("The command printed the marker.");
+    assert!(done.contains("› run the marker command"), "{done}");
+    assert!(done.contains("‣ bash  echo tui-e2e-marker  ✓"), "{done}");
+    assert!(done.contains("⚙ 1 command(s)"), "{done}");
+    assert!(
+        !done.contains("[a] allow once"),
+        "the prompt must go: {done}"
+    );
+    // Folded: the output is not on the screen until the entry is opened.
+    assert!(!done.contains("    tui-e2e-marker"), "{done}");
+    win.send("\t");
+    win.send("\r");
+    win.wait_for("    tui-e2e-marker");
+
+    let (status, raw) = win.quit();
+    assert!(status.success(), "exit status {status:?}");
+    let raw = String::from_utf8_lossy(&raw);
+    assert!(
+        raw.contains("\x1b[?1049l"),
+        "the alternate screen must be left"
+    );
+    // The model received the command's output.
+    let chats = w.chats();
+    assert_eq!(chats.len(), 2);
+    let last = chats[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["content"], "tui-e2e-marker\n");
+}
+
+#[test]
+fn a_rejected_command_gives_the_model_the_rejection_text() {
+    let marker = "mm-tui-rejected-file";
+    let w = World::new(vec![
+        bash("c1", &format!("touch {marker}")),
+        Reply::text("Understood, not touching it."),
+    ]);
+    let mut win = w.spawn();
+    win.wait_for("0/0 tokens");
+    win.type_line("make the file");
+    win.wait_for("[r] reject");
+    win.send("r");
+    let done = win.wait_for("Understood, not touching it.");
+    assert!(
+        done.contains(&format!("‣ bash  touch {marker}  ✗")),
+        "{done}"
+    );
+    assert!(
+        !w.cwd.join(marker).exists(),
+        "a rejected command must not run"
+    );
+    let chats = w.chats();
+    let last = chats[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["content"], "[command rejected by the user]");
+    let (status, _) = win.quit();
+    assert!(status.success());
+}
+
+#[test]
+fn escape_cancels_a_running_command_and_the_window_goes_on() {
+    let w = World::new(vec![
+        bash("c1", "sleep 30"),
+        Reply::text("After the cancel."),
+    ]);
+    let mut win = w.spawn();
+    win.wait_for("0/0 tokens");
+    win.type_line("sleep a while");
+    win.wait_for("[a] allow once");
+    win.send("a");
+    win.wait_for("Running bash");
+    let start = Instant::now();
+    win.send("\x1b");
+    let s = win.wait_for("[cancelled]");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "cancel took {:?}",
+        start.elapsed()
+    );
+    assert!(s.contains("‣ bash  sleep 30  ✗"), "{s}");
+    assert!(!s.contains("Esc cancels"), "the turn must be over: {s}");
+    assert_eq!(w.chats().len(), 1, "a cancelled turn sends nothing more");
+    // The next question works.
+    win.type_line("and now?");
+    win.wait_for("After the cancel.");
+    let (status, _) = win.quit();
+    assert!(status.success());
+}

@@ -1,0 +1,369 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Snapshots of each screen state, drawn by the real painter on ratatui's
+//! test backend from transcripts built with the same events a turn sends.
+
+use std::time::{Duration, Instant};
+
+use mm_tui::painter;
+use mm_tui::popup;
+use mm_tui::transcript::{PendingPermission, Transcript};
+use mm_tui::ui::Ui;
+use mm_ui::{Counters, Event, FileChange, ToolInfo, ToolKind, ToolStatus, TurnOutcome};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const W: u16 = 72;
+const H: u16 = 18;
+
+fn ui() -> Ui {
+    Ui::new(
+        "openai-compatible/qwen2.5-coder",
+        "~/src/project",
+        "0.1.0-test",
+    )
+}
+
+fn draw(t: &Transcript, ui: &mut Ui, w: u16, h: u16) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| painter::draw(f, t, ui)).unwrap();
+    term
+}
+
+fn screen(t: &Transcript, ui: &mut Ui) -> String {
+    draw(t, ui, W, H).backend().to_string()
+}
+
+fn bash(id: &str, command: &str) -> ToolInfo {
+    ToolInfo {
+        id: id.into(),
+        tool: "bash".into(),
+        title: command.into(),
+        kind: ToolKind::Execute,
+        input: serde_json::json!({ "command": command }),
+        locations: vec![],
+        change: None,
+    }
+}
+
+fn end(id: &str, output: &str) -> Event {
+    Event::ToolEnd {
+        id: id.into(),
+        tool: "bash".into(),
+        status: ToolStatus::Completed,
+        output: output.into(),
+        preview: vec![],
+    }
+}
+
+/// A question, folded reasoning and an answer being streamed.
+fn streaming(t0: Instant) -> Transcript {
+    let mut t = Transcript::new();
+    t.start_turn("How do I run the tests?", t0);
+    t.apply(
+        Event::Reasoning {
+            text: "The user wants the test command. ".into(),
+        },
+        t0,
+    );
+    t.apply(
+        Event::Reasoning {
+            text: "Cargo runs them.".into(),
+        },
+        t0,
+    );
+    for chunk in [
+        "## Running",
+        " the tests\n\n",
+        "Use **cargo**:\n\n",
+        "- `cargo test` runs all\n",
+        "- add `-p crate` for one\n\n```sh\ncargo te",
+    ] {
+        t.apply(Event::Text { text: chunk.into() }, t0);
+    }
+    t
+}
+
+#[test]
+fn empty() {
+    let t = Transcript::new();
+    insta::assert_snapshot!(screen(&t, &mut ui()));
+}
+
+#[test]
+fn streaming_answer() {
+    let t0 = Instant::now();
+    let t = streaming(t0);
+    let mut ui = ui();
+    ui.now = t0 + Duration::from_secs(4);
+    let s = screen(&t, &mut ui);
+    assert!(s.contains("▸ thinking · 9 words"), "{s}");
+    assert!(s.contains("Writing (4s)"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn thinking_expanded() {
+    let t0 = Instant::now();
+    let mut t = streaming(t0);
+    let mut ui = ui();
+    ui.now = t0 + Duration::from_secs(4);
+    ui.select(&t, true);
+    assert!(t.toggle(ui.selected.unwrap()));
+    let s = screen(&t, &mut ui);
+    assert!(s.contains("▾ thinking · 9 words"), "{s}");
+    assert!(
+        s.contains("  The user wants the test command. Cargo runs them."),
+        "{s}"
+    );
+    insta::assert_snapshot!(s);
+}
+
+fn with_tool(t0: Instant) -> Transcript {
+    let mut t = Transcript::new();
+    t.start_turn("What is in this folder?", t0);
+    t.apply(
+        Event::Text {
+            text: "Let me look.".into(),
+        },
+        t0,
+    );
+    t.apply(
+        Event::ToolStart {
+            info: bash("c1", "ls -la"),
+        },
+        t0,
+    );
+    t.apply(Event::ToolRunning { id: "c1".into() }, t0);
+    t
+}
+
+#[test]
+fn tool_running() {
+    let t0 = Instant::now();
+    let t = with_tool(t0);
+    let mut ui = ui();
+    ui.now = t0 + Duration::from_secs(3);
+    let s = screen(&t, &mut ui);
+    assert!(s.contains("‣ bash  ls -la  ⠋ 3s"), "{s}");
+    assert!(s.contains("Running bash (3s)"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+fn tool_done(t0: Instant) -> Transcript {
+    let mut t = with_tool(t0);
+    t.apply(
+        end("c1", "Cargo.toml\nREADME.md\nsrc\n"),
+        t0 + Duration::from_millis(420),
+    );
+    t.apply(
+        Event::Status {
+            text: "Thinking".into(),
+        },
+        t0,
+    );
+    t.apply(
+        Event::Text {
+            text: "The folder holds a Rust crate.".into(),
+        },
+        t0,
+    );
+    t.apply(
+        Event::TurnEnd {
+            outcome: TurnOutcome::Done,
+            counters: Counters {
+                commands: 1,
+                ..Counters::default()
+            },
+            prompt_tokens: 1234,
+            completion_tokens: 56,
+        },
+        t0,
+    );
+    t
+}
+
+#[test]
+fn tool_done_folded() {
+    let t0 = Instant::now();
+    let t = tool_done(t0);
+    let s = screen(&t, &mut ui());
+    assert!(s.contains("‣ bash  ls -la  ✓ 0.4s  ▸ 3 lines"), "{s}");
+    assert!(!s.contains("README.md"), "folded output must not show: {s}");
+    assert!(s.contains("⚙ 1 command(s)"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn tool_done_expanded() {
+    let t0 = Instant::now();
+    let mut t = tool_done(t0);
+    let mut ui = ui();
+    // Tab selects the tool call (the last foldable entry), Enter unfolds it.
+    ui.select(&t, true);
+    let i = ui.selected.unwrap();
+    assert!(t.toggle(i));
+    let s = screen(&t, &mut ui);
+    assert!(s.contains("▾ 3 lines"), "{s}");
+    assert!(s.contains("    README.md"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn permission_prompt() {
+    let t0 = Instant::now();
+    let mut t = Transcript::new();
+    t.start_turn("Fix the greeting", t0);
+    let info = ToolInfo {
+        id: "e1".into(),
+        tool: "edit_file".into(),
+        title: "src/main.rs".into(),
+        kind: ToolKind::Edit,
+        input: serde_json::json!({}),
+        locations: vec!["/p/src/main.rs".into()],
+        change: Some(FileChange {
+            path: "/p/src/main.rs".into(),
+            old_text: Some("println!(\"helo\");\n".into()),
+            new_text: Some("println!(\"hello\");\n".into()),
+            diff: "@@ -1 +1 @@\n-println!(\"helo\");\n+println!(\"hello\");".into(),
+            too_large: false,
+            lines: 1,
+        }),
+    };
+    t.apply(Event::ToolStart { info: info.clone() }, t0);
+    t.set_tool_state("e1", mm_tui::transcript::ToolState::Asking);
+    t.permission = Some(PendingPermission {
+        id: info.id.clone(),
+        tool: info.tool.clone(),
+        title: info.title.clone(),
+        diff: info.change.as_ref().map(|c| c.diff.clone()),
+        reply: None,
+    });
+    let mut ui = ui();
+    ui.now = t0 + Duration::from_secs(1);
+    let s = screen(&t, &mut ui);
+    assert!(
+        s.contains("[a] allow once   [s] allow for this session   [r] reject"),
+        "{s}"
+    );
+    assert!(s.contains("+println!(\"hello\");"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn picker() {
+    let t = Transcript::new();
+    let mut ui = ui();
+    ui.set_text("/");
+    ui.popup = popup::picker_for("/");
+    let s = screen(&t, &mut ui);
+    for c in mm_agent::commands::for_front(mm_agent::commands::Front::Window) {
+        assert!(
+            s.contains(&format!("/{}", c.name)),
+            "/{} missing: {s}",
+            c.name
+        );
+    }
+    insta::assert_snapshot!(s);
+    // Typing narrows it.
+    ui.set_text("/co");
+    ui.popup = popup::picker_for("/co");
+    ui.popup.as_mut().unwrap().down();
+    insta::assert_snapshot!("picker_filtered", screen(&t, &mut ui));
+}
+
+#[test]
+fn error() {
+    let t0 = Instant::now();
+    let mut t = Transcript::new();
+    t.start_turn("hello", t0);
+    t.apply(
+        Event::Error {
+            text: "cannot reach the model server: ollama at http://localhost:11434 (connection refused); set --model, --base-url or baseURL in ~/.config/mm/config.yaml".into(),
+        },
+        t0,
+    );
+    t.apply(
+        Event::TurnEnd {
+            outcome: TurnOutcome::Failed("x".into()),
+            counters: Counters::default(),
+            prompt_tokens: 0,
+            completion_tokens: 0,
+        },
+        t0,
+    );
+    let s = screen(&t, &mut ui());
+    assert!(s.contains("✗ cannot reach the model server"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn wide_characters_and_long_lines_wrap_inside_the_screen() {
+    let t0 = Instant::now();
+    let mut t = Transcript::new();
+    t.start_turn("日本語で説明してください。これはとても長い質問で、画面の幅を超えて折り返されるはずです。🦀🦀🦀", t0);
+    t.apply(
+        Event::Text {
+            text: format!("答え：{}\n\n{}", "漢字".repeat(40), "x".repeat(200)),
+        },
+        t0,
+    );
+    let mut ui = ui();
+    let term = draw(&t, &mut ui, 41, 20);
+    let buf = term.backend().buffer().clone();
+    // No row of the transcript is cut: every character shows up somewhere.
+    let s = term.backend().to_string();
+    assert_eq!(s.matches('漢').count(), 40, "{s}");
+    assert!(s.matches('x').count() >= 200, "{s}");
+    // A wide character never starts in the last column.
+    for y in 0..buf.area.height {
+        let last = &buf[(buf.area.width - 1, y)];
+        assert!(unicode_width::UnicodeWidthStr::width(last.symbol()) <= 1);
+    }
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn resize_reflows_the_same_transcript() {
+    let t0 = Instant::now();
+    let t = tool_done(t0);
+    let mut ui = ui();
+    let wide = draw(&t, &mut ui, 100, 14).backend().to_string();
+    let narrow = draw(&t, &mut ui, 34, 14).backend().to_string();
+    assert!(wide.contains("The folder holds a Rust crate."), "{wide}");
+    assert!(narrow.contains("The folder holds a Rust"), "{narrow}");
+    assert!(narrow.contains("crate."), "{narrow}");
+    insta::assert_snapshot!("resize_narrow", narrow);
+}
+
+#[test]
+fn thousands_of_entries_show_the_end_and_scroll() {
+    let t0 = Instant::now();
+    let mut t = Transcript::new();
+    for i in 0..3000 {
+        t.start_turn(&format!("question {i}"), t0);
+        t.apply(
+            Event::Text {
+                text: format!("answer {i}"),
+            },
+            t0,
+        );
+    }
+    let mut ui = ui();
+    let s = draw(&t, &mut ui, W, H).backend().to_string();
+    assert!(s.contains("answer 2999"), "{s}");
+    assert!(
+        ui.cache.misses < 20,
+        "drew {} entries for one screen",
+        ui.cache.misses
+    );
+    // Page up twice, then to the top.
+    let look = ui.look();
+    let rows = usize::from(ui.transcript_rows);
+    ui.scroll = mm_tui::view::up(&t, &mut ui.cache, &look, rows, ui.scroll, rows * 2);
+    let s = draw(&t, &mut ui, W, H).backend().to_string();
+    assert!(!s.contains("answer 2999"), "{s}");
+    assert!(s.contains("↑ scrolled"), "{s}");
+    ui.scroll = mm_tui::view::Scroll::At { entry: 0, row: 0 };
+    let s = draw(&t, &mut ui, W, H).backend().to_string();
+    assert!(s.contains("question 0"), "{s}");
+}
