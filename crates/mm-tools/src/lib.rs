@@ -7,6 +7,7 @@
 
 pub mod bash;
 pub mod files;
+pub mod lsp;
 pub mod skill;
 pub mod tool;
 pub mod toolbox;

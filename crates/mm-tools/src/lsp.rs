@@ -1,0 +1,280 @@
+//! The `lsp` tool: the model's door to the language servers of `mm-lsp`
+//! (tools-reference.md `lsp`). Navigation (definition, references, hover,
+//! symbols, diagnostics) is kind `read` and needs no permission; `rename`
+//! is kind `edit`: its plan asks the server for the edits and computes the
+//! new contents without writing (decisions.md 7), and it runs only once
+//! allowed (`[rename rejected by the user]` otherwise, decisions.md 8).
+//!
+//! The tool is declared only when at least one configured server is on the
+//! PATH; the warnings for the others go to the front end.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use mm_config::LspServer;
+use mm_lsp::{Action, Client, Query, RenamePlan, ServerConfig};
+use mm_ui::{FileChange, ToolKind};
+use serde::{Deserialize, Deserializer};
+
+use crate::tool::{Plan, Tool, ToolContext, ToolSpec, invalid_args, parse_args};
+
+const NAME: &str = "lsp";
+
+/// What a refused rename gives the model (decisions.md 8).
+pub const REJECTED: &str = "[rename rejected by the user]";
+
+/// Contents over this size are left out of the preview (decisions.md 20).
+const PREVIEW_LIMIT: usize = 1 << 20;
+
+/// The `lsp` tool of one session (one project root).
+pub struct Lsp {
+    client: Arc<Client>,
+}
+
+impl std::fmt::Debug for Lsp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lsp")
+            .field("servers", &self.client.servers_line())
+            .finish()
+    }
+}
+
+impl Lsp {
+    /// The tool for the configured servers found on the PATH, and one
+    /// warning per server that is not (`[warning: lsp server … skipped]`).
+    /// `None` when no server is found: the tool is then not declared.
+    pub fn new(servers: Vec<LspServer>, root: PathBuf) -> (Option<Lsp>, Vec<String>) {
+        let configs = servers
+            .into_iter()
+            .map(|s| ServerConfig {
+                name: s.name,
+                command: s.command,
+                args: s.args,
+                extensions: s.extensions,
+            })
+            .collect();
+        let client = Client::new(configs, root);
+        let warnings = client.warnings().to_vec();
+        if client.servers().is_empty() {
+            return (None, warnings);
+        }
+        (
+            Some(Lsp {
+                client: Arc::new(client),
+            }),
+            warnings,
+        )
+    }
+
+    /// The client, for front ends that show or stop the servers.
+    pub fn client(&self) -> &Arc<Client> {
+        &self.client
+    }
+
+    /// Stop every running server (`shutdown`, `exit`, then the process);
+    /// front ends call it when mm ends (decisions.md 13).
+    pub async fn shutdown(&self) {
+        self.client.shutdown_all().await;
+    }
+}
+
+/// An integer the model may also send as a string (`"12"`) or leave null.
+fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    let n = match &v {
+        serde_json::Value::Null => Some(0),
+        serde_json::Value::Number(n) => n
+            .as_u64()
+            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+            .or_else(|| n.as_i64().map(|_| 0)),
+        serde_json::Value::String(s) if s.trim().is_empty() => Some(0),
+        serde_json::Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    n.map(|n| n.min(u64::from(u32::MAX)) as u32).ok_or_else(|| {
+        serde::de::Error::custom(format!("expected a line or column number, got {v}"))
+    })
+}
+
+#[derive(Deserialize)]
+struct Args {
+    action: String,
+    path: String,
+    #[serde(default)]
+    symbol: Option<String>,
+    #[serde(default, deserialize_with = "lenient_u32")]
+    line: u32,
+    #[serde(default, deserialize_with = "lenient_u32")]
+    column: u32,
+    #[serde(default)]
+    new_name: Option<String>,
+}
+
+/// The query of a call, or the text for the model.
+fn query(args: &serde_json::Value) -> Result<Query, String> {
+    let a: Args = parse_args(NAME, args)?;
+    if a.path.trim().is_empty() {
+        return Err(invalid_args(NAME, "path is empty"));
+    }
+    let action: Action = a.action.parse()?;
+    Ok(Query {
+        action,
+        path: a.path,
+        symbol: a.symbol.unwrap_or_default(),
+        line: a.line,
+        column: a.column,
+        new_name: a.new_name.unwrap_or_default(),
+    }
+    .cleaned())
+}
+
+/// The change shown while asking: the first file's contents, and the
+/// diffs of every file (each after a `--- path` line when there are
+/// several).
+fn preview(plan: &RenamePlan) -> Option<FileChange> {
+    let first = plan.files.first()?;
+    let several = plan.files.len() > 1;
+    let mut diff = String::new();
+    for f in &plan.files {
+        if several {
+            diff.push_str(&format!("--- {}\n", f.display));
+        }
+        diff.push_str(&mm_fileedit::diff(&f.old_text, &f.new_text).text);
+    }
+    let too_large = first.old_text.len() > PREVIEW_LIMIT || first.new_text.len() > PREVIEW_LIMIT;
+    Some(FileChange {
+        path: first.path.display().to_string(),
+        old_text: (!too_large).then(|| first.old_text.clone()),
+        new_text: (!too_large).then(|| first.new_text.clone()),
+        diff,
+        too_large,
+        lines: mm_fileedit::line_count(&first.new_text),
+    })
+}
+
+fn absolute(root: &Path, path: &str) -> String {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.display().to_string()
+    } else {
+        root.join(p).display().to_string()
+    }
+}
+
+impl Tool for Lsp {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: NAME.to_string(),
+            description: format!(
+                "Ask a language server about the code. Actions: definition, references, hover, \
+                 symbols, diagnostics, rename. Give the file path and the symbol as written in \
+                 the code (its occurrences are tried in order; line picks one), or a 1-based \
+                 line and column. rename changes every file that uses the symbol: use it, not \
+                 edit_file, to rename an identifier. Servers available: {}.",
+                self.client.servers_line()
+            ),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "action": {
+                        "type": "string",
+                        "enum": ["definition", "references", "hover", "symbols", "diagnostics", "rename"],
+                        "description": "definition, references, hover, symbols, diagnostics or rename."
+                    },
+                    "path": {"type": "string", "description": "File path, relative to the working directory. Its extension picks the server."},
+                    "symbol": {"type": "string", "description": "The identifier, as written in the code. For definition, references, hover, rename."},
+                    "line": {"type": "integer", "description": "1-based line. With symbol: restricts the search to that line. With column: the exact position."},
+                    "column": {"type": "integer", "description": "1-based column, in characters, pointing inside the identifier. Only needed without symbol."},
+                    "new_name": {"type": "string", "description": "The new identifier, for rename."}
+                },
+                "required": ["action", "path"]
+            }),
+        }
+    }
+
+    fn plan<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Plan, String>> {
+        Box::pin(async move {
+            let q = query(args)?;
+            let title = q.title();
+            let location = absolute(&ctx.cwd, &q.path);
+            if q.action != Action::Rename {
+                let mut plan = Plan::simple(title, ToolKind::Read);
+                plan.locations = vec![location];
+                plan.echo = true;
+                return Ok(plan);
+            }
+            let rename = self.client.prepare_rename(&q).await?;
+            Ok(Plan {
+                title,
+                kind: ToolKind::Edit,
+                locations: rename
+                    .files
+                    .iter()
+                    .map(|f| f.path.display().to_string())
+                    .collect(),
+                change: preview(&rename),
+                rejection: Some(REJECTED),
+                echo: true,
+                state: Some(Box::new(rename)),
+            })
+        })
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        plan: Plan,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, String> {
+        Box::pin(async move {
+            if let Some(rename) = plan.state.and_then(|s| s.downcast::<RenamePlan>().ok()) {
+                return self.client.apply_rename(&rename).await;
+            }
+            match query(args) {
+                Ok(q) => self.client.call(&q).await,
+                Err(text) => text,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_accept_numbers_strings_and_null() {
+        let q = query(
+            &serde_json::json!({"action": "hover", "path": "a.py", "line": "3", "column": 7}),
+        )
+        .unwrap();
+        assert_eq!((q.line, q.column), (3, 7));
+        let q =
+            query(&serde_json::json!({"action": "hover", "path": "a.py", "line": null})).unwrap();
+        assert_eq!((q.line, q.column), (0, 0));
+        let err = query(&serde_json::json!({"action": "hover", "path": "a.py", "line": "three"}))
+            .err()
+            .unwrap();
+        assert!(
+            err.starts_with("invalid arguments for lsp: expected a line or column number"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_actions_and_empty_paths_are_refused() {
+        assert_eq!(
+            query(&serde_json::json!({"action": "jump", "path": "a.py"})).err(),
+            Some("[lsp: unknown action \"jump\" — use definition, references, hover, symbols, diagnostics or rename]".to_string())
+        );
+        assert_eq!(
+            query(&serde_json::json!({"action": "hover", "path": " "})).err(),
+            Some("invalid arguments for lsp: path is empty; send a JSON object matching the tool's schema".to_string())
+        );
+    }
+}
