@@ -179,7 +179,13 @@ impl Server {
 
     fn build_agent(&self, cwd: &Path) -> Result<Agent, Error> {
         let config = self.options.config(cwd).map_err(internal)?;
-        Agent::new(config, cwd, PermissionSource::Editor).map_err(|e| internal(e.to_string()))
+        let agent = Agent::new(config, cwd, PermissionSource::Editor)
+            .map_err(|e| internal(e.to_string()))?;
+        // Human output goes to stderr in ACP mode, never stdout.
+        for warning in agent.warnings() {
+            tracing::warn!("{warning}");
+        }
+        Ok(agent)
     }
 
     /// `session/load`: continue a saved session, replaying its whole history

@@ -61,6 +61,7 @@ pub async fn run(
         OutputFormat::Json => (None, Arc::new(JsonSink::new(controls.clone()))),
     };
     let report = agent.ask(question, sink, cancel).await;
+    agent.shutdown().await;
     drop(keys);
     match &term {
         Some(term) => term.finish_answer(),

@@ -62,6 +62,13 @@ impl Repl {
 
     /// Run until `/quit` or Ctrl-D; returns the exit code.
     pub async fn run(mut self, resumed: Option<String>) -> u8 {
+        let code = self.session(resumed).await;
+        // Language servers get their shutdown/exit before mm leaves.
+        self.agent.shutdown().await;
+        code
+    }
+
+    async fn session(&mut self, resumed: Option<String>) -> u8 {
         self.banner();
         if let Some(id) = resumed {
             self.sink.say(&format!(
@@ -176,14 +183,14 @@ impl Repl {
             },
             config.skills_dir.display()
         ));
-        let servers = lsp_found(config);
+        for warning in agent.warnings() {
+            s.notice(warning);
+        }
         s.say_dim(&format!(
             "lsp     {}",
-            if servers.is_empty() {
-                "no language server found on the PATH".to_owned()
-            } else {
-                servers.join(", ")
-            }
+            agent.lsp_servers().unwrap_or_else(|| {
+                "no language server found on the PATH: the lsp tool is not declared".to_owned()
+            })
         ));
         s.say_dim("/help lists the commands · Esc or Ctrl-C stops a turn · Ctrl-D quits");
     }
@@ -327,23 +334,6 @@ pub fn count_skills(dir: &Path) -> usize {
     names.sort();
     names.dedup();
     names.len()
-}
-
-/// The configured language servers whose command is on the PATH.
-pub fn lsp_found(config: &mm_config::Config) -> Vec<String> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    config
-        .lsp
-        .servers
-        .iter()
-        .filter(|s| {
-            std::env::split_paths(&path).any(|dir| {
-                let candidate = dir.join(&s.command);
-                candidate.is_file()
-            })
-        })
-        .map(|s| s.name.clone())
-        .collect()
 }
 
 #[cfg(test)]

@@ -70,6 +70,15 @@ impl App {
         let config = agent.config().clone();
         let ui = Ui::new(&agent.model(), &home_short(&cwd), mm_agent::version());
         let shared = Shared::new();
+        let warnings = agent.warnings().to_vec();
+        shared.update(|t| {
+            for text in warnings {
+                t.apply(
+                    mm_agent::ui::Event::Notice { text },
+                    std::time::Instant::now(),
+                );
+            }
+        });
         let app = App {
             shared,
             ui,
@@ -184,6 +193,10 @@ impl App {
             {
                 self.finished(agent);
             }
+        }
+        // Language servers get their shutdown/exit before the window closes.
+        if let Slot::Idle(agent) = &self.slot {
+            agent.shutdown().await;
         }
     }
 
@@ -774,8 +787,10 @@ mod tests {
             env,
             ..Sources::default()
         };
-        let loaded = load(&sources).unwrap();
-        App::new(Agent::new(loaded.config, dir, PermissionSource::Terminal).unwrap())
+        let mut config = load(&sources).unwrap().config;
+        // Which language servers this machine has must not move entries.
+        config.lsp.servers.clear();
+        App::new(Agent::new(config, dir, PermissionSource::Terminal).unwrap())
     }
 
     fn key(app: &mut App, code: KeyCode) {

@@ -60,6 +60,8 @@ pub struct Agent {
     cwd: PathBuf,
     engine: Engine,
     toolbox: Toolbox,
+    lsp: Option<Arc<mm_lsp::Client>>,
+    warnings: Vec<String>,
     decls: Vec<ToolDecl>,
     permissions: Arc<Permissions>,
     system: String,
@@ -76,7 +78,11 @@ impl Agent {
     pub fn new(config: Config, cwd: &Path, source: PermissionSource) -> Result<Agent, AgentError> {
         let engine = Engine::new(&config)?;
         let secrets = engine.secrets();
-        let toolbox = tools::toolbox(&config, &secrets);
+        let tools::Tools {
+            toolbox,
+            lsp,
+            warnings,
+        } = tools::toolbox(&config, cwd, &secrets);
         let decls = toolbox
             .specs()
             .into_iter()
@@ -103,6 +109,8 @@ impl Agent {
             cwd: cwd.to_path_buf(),
             engine,
             toolbox,
+            lsp,
+            warnings,
             decls,
             permissions: Arc::new(Permissions::new(mode)),
             history: Vec::new(),
@@ -137,6 +145,26 @@ impl Agent {
     /// The names of the declared tools.
     pub fn tool_names(&self) -> Vec<String> {
         self.toolbox.names()
+    }
+
+    /// Start-up warnings to show the user (language servers not found).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The language servers the `lsp` tool can start, as
+    /// `clangd (.c .h), pyright (.py)`; `None` when the tool is not declared.
+    pub fn lsp_servers(&self) -> Option<String> {
+        self.lsp.as_ref().map(|c| c.servers_line())
+    }
+
+    /// Stop this session's language servers (`shutdown`, `exit`, then the
+    /// process). Call it when the session ends; dropping the agent kills
+    /// them without the goodbye.
+    pub async fn shutdown(&self) {
+        if let Some(client) = &self.lsp {
+            client.shutdown_all().await;
+        }
     }
 
     /// The system prompt sent first in every request.

@@ -1,15 +1,28 @@
 //! Which tools a session declares: one line per tool (crates.md).
 
+use std::path::Path;
+use std::sync::Arc;
+
 use mm_config::Config;
 use mm_tools::Tool;
 use mm_tools::bash::{Bash, BashSettings};
 use mm_tools::files::{EditFile, ReadFile, WriteFile};
+use mm_tools::lsp::Lsp;
 use mm_tools::skill::ReadSkill;
 use mm_tools::toolbox::{Toolbox, ToolboxSettings};
 
-/// Build the session's tools from the settings; `secrets` are the key
-/// values to redact from every tool result.
-pub fn toolbox(config: &Config, secrets: &[String]) -> Toolbox {
+/// A session's tools, with what a front end shows about them.
+pub struct Tools {
+    pub toolbox: Toolbox,
+    /// The language-server client behind `lsp`, kept to shut servers down.
+    pub lsp: Option<Arc<mm_lsp::Client>>,
+    /// `[warning: lsp server … not found on the PATH — skipped]` lines.
+    pub warnings: Vec<String>,
+}
+
+/// Build the session's tools from the settings for a session rooted at
+/// `cwd`; `secrets` are the key values to redact from every tool result.
+pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
     let mut tools: Vec<Box<dyn Tool>> = Vec::new();
     if config.bash_tool {
         let mut strip: Vec<String> = mm_tools::bash::KEY_VARS
@@ -34,12 +47,22 @@ pub fn toolbox(config: &Config, secrets: &[String]) -> Toolbox {
     if let Some(skill) = ReadSkill::new(config.skills_dir.clone(), config.max_output) {
         tools.push(Box::new(skill));
     }
-    Toolbox::new(
+    let (lsp, warnings) = Lsp::new(config.lsp.servers.clone(), cwd.to_path_buf());
+    let client = lsp.as_ref().map(|l| l.client().clone());
+    if let Some(lsp) = lsp {
+        tools.push(Box::new(lsp));
+    }
+    let toolbox = Toolbox::new(
         tools,
         ToolboxSettings {
             max_output: config.max_output,
             preview_lines: config.preview_lines,
             secrets: secrets.to_vec(),
         },
-    )
+    );
+    Tools {
+        toolbox,
+        lsp: client,
+        warnings,
+    }
 }

@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use common::{Recorder, config};
@@ -15,13 +16,33 @@ use tokio_util::sync::CancellationToken;
 #[tokio::test]
 async fn system_prompt_and_tool_declarations_fit_in_6_kb() {
     let dir = tempfile::tempdir().unwrap();
+    // The worst case: every default language server is on the PATH, so the
+    // lsp tool is declared and its description names all five.
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
     let mock = MockServer::start(vec![Reply::text("ok")]).await.unwrap();
-    let mut agent = Agent::new(
-        config(&mock.url(), dir.path()),
-        dir.path(),
-        PermissionSource::Terminal,
-    )
-    .unwrap();
+    let mut cfg = config(&mock.url(), dir.path());
+    cfg.lsp = mm_agent::config::Config::default().lsp;
+    for server in &cfg.lsp.servers {
+        let path = bin.join(&server.command);
+        std::fs::write(&path, "#!/bin/sh\nexit 1\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // SAFETY: this test binary holds this one test; nothing else reads the
+    // environment at the same time.
+    unsafe { std::env::set_var("PATH", path) };
+    let mut agent = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
+    assert!(agent.warnings().is_empty(), "{:?}", agent.warnings());
+    assert!(
+        agent.tool_names().contains(&"lsp".to_string()),
+        "{:?}",
+        agent.tool_names()
+    );
     tokio::time::timeout(
         Duration::from_secs(20),
         agent.ask("hi", Recorder::new(), CancellationToken::new()),

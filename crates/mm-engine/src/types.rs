@@ -55,7 +55,11 @@ impl Message {
     }
 
     /// A tool result.
-    pub fn tool(call_id: impl Into<String>, name: impl Into<String>, content: impl Into<String>) -> Self {
+    pub fn tool(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
         Message::Tool {
             call_id: call_id.into(),
             name: name.into(),
@@ -110,7 +114,11 @@ pub enum StreamEvent {
     /// A piece of reasoning.
     Reasoning(String),
     /// The model began composing a tool call (its arguments follow, unshown).
-    ToolCallStarted { index: usize, id: String, name: String },
+    ToolCallStarted {
+        index: usize,
+        id: String,
+        name: String,
+    },
     /// A tool call is complete.
     ToolCallFinished(ToolCall),
     /// Token counts.

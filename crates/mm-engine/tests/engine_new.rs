@@ -226,6 +226,9 @@ async fn a_cancelled_summary_is_an_error() {
     let e = engine(&cfg("openai", &server.url()));
     let cancel = mm_engine::CancellationToken::new();
     cancel.cancel();
-    let err = e.summarize(&[Message::user("hi")], "sum up", &cancel).await.unwrap_err();
+    let err = e
+        .summarize(&[Message::user("hi")], "sum up", &cancel)
+        .await
+        .unwrap_err();
     assert_eq!(err.error, EngineError::Cancelled);
 }

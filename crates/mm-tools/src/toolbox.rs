@@ -362,6 +362,7 @@ pub fn is_failure(tool: &str, output: &str) -> bool {
                     || (output.starts_with("start (") && output.contains(") is after end (")))
         }
         "read_skill" => output.starts_with("No skill named \""),
+        "lsp" => output.starts_with("[lsp: "),
         _ => false,
     }
 }
@@ -377,6 +378,8 @@ mod tests {
         assert!(is_failure("bash", "[command rejected by the user]"));
         assert!(!is_failure("bash", "hi\n"));
         assert!(!is_failure("bash", ""));
+        assert!(is_failure("lsp", "[lsp: \"foo\" not found in main.go]"));
+        assert!(!is_failure("lsp", "main.go:3:6  func foo() {"));
         assert!(is_failure("edit_file", "old text not found in a.txt"));
         assert!(is_failure(
             "edit_file",

@@ -228,8 +228,17 @@ mod tests {
         assert_eq!(ollama("qwen3:8b", Thinking::Off).think(), None);
         assert_eq!(ollama("qwen3:8b", Thinking::On).think(), Some(json!(true)));
         assert_eq!(ollama("qwen3:8b", Thinking::Low).think(), Some(json!(true)));
-        assert_eq!(ollama("gpt-oss:20b", Thinking::Low).think(), Some(json!("low")));
-        assert_eq!(ollama("gpt-oss:20b", Thinking::High).think(), Some(json!("high")));
-        assert_eq!(ollama("gpt-oss:20b", Thinking::On).think(), Some(json!(true)));
+        assert_eq!(
+            ollama("gpt-oss:20b", Thinking::Low).think(),
+            Some(json!("low"))
+        );
+        assert_eq!(
+            ollama("gpt-oss:20b", Thinking::High).think(),
+            Some(json!("high"))
+        );
+        assert_eq!(
+            ollama("gpt-oss:20b", Thinking::On).think(),
+            Some(json!(true))
+        );
     }
 }
