@@ -4,7 +4,9 @@
 //! The library part holds what those share: running a child process and
 //! measuring its wall time, CPU time and peak memory.
 
+pub mod child;
 pub mod diagram;
+pub mod sandbox;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -15,6 +15,8 @@ mod driver;
 mod engine;
 mod error;
 mod frames;
+#[doc(hidden)]
+pub mod fuzzing;
 mod providers;
 pub mod runaway;
 mod think;

@@ -3,6 +3,8 @@
 //! `sync_all` (the same durability, without the temp file, rename, lock and
 //! redaction). `cargo bench -p mm-store --bench save`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::hint::black_box;
 use std::io::Write;
 use std::time::{Duration, Instant};
