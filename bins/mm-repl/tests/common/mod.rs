@@ -45,7 +45,7 @@ impl World {
             rt,
         };
         world.write_config(&format!(
-            "model: openai-compatible/test\nbaseURL: {}/v1\nretries: 0\nwatchdog: 15\n{extra}",
+            "model: openai-compatible/test\nbaseURL: {}/v1\nretries: 0\nwatchdog: 15\nlsp:\n  servers: []\n{extra}",
             world.server.url()
         ));
         world
