@@ -555,38 +555,9 @@ fn spawn(cfg: &ServerConfig, root: &Path) -> io::Result<Child> {
     // SAFETY: the closure runs between fork and exec and only calls
     // async-signal-safe functions (prctl, getppid).
     unsafe {
-        cmd.pre_exec(move || die_with_parent(parent));
+        cmd.pre_exec(move || crate::child::die_with_parent(parent));
     }
     cmd.spawn()
-}
-
-/// Parent-death signal: the server dies with mm. Linux ties it to the
-/// spawning thread, a runtime worker that lives as long as the runtime.
-fn die_with_parent(parent: u32) -> io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: prctl with PR_SET_PDEATHSIG takes plain integers.
-        let rc = unsafe {
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            )
-        };
-        if rc == -1 {
-            return Err(io::Error::last_os_error());
-        }
-        // mm died before the prctl: do not run orphaned.
-        // SAFETY: getppid is always safe.
-        if unsafe { libc::getppid() } as u32 != parent {
-            return Err(io::Error::from_raw_os_error(libc::ESRCH));
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = parent;
-    Ok(())
 }
 
 /// Keep the last [`STDERR_KEEP`] bytes of the server's stderr (and drain

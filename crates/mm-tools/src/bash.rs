@@ -304,43 +304,13 @@ impl Bash {
         // SAFETY: the closure runs between fork and exec and only calls
         // async-signal-safe functions (prctl, getppid).
         unsafe {
-            cmd.pre_exec(move || die_with_parent(parent));
+            cmd.pre_exec(move || mm_lsp::child::die_with_parent(parent));
         }
         let child = cmd.spawn();
         // Our copies of the write end must close, or the pipe never ends.
         drop(cmd);
         Ok((OwnedFd::from(reader), child?))
     }
-}
-
-/// Parent-death signal (decisions.md 13): the command dies with mm. Linux
-/// ties it to the spawning thread, which is a runtime worker (alive as long
-/// as the runtime), never a short-lived blocking thread.
-fn die_with_parent(parent: u32) -> io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: prctl with PR_SET_PDEATHSIG takes plain integers.
-        let rc = unsafe {
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            )
-        };
-        if rc == -1 {
-            return Err(io::Error::last_os_error());
-        }
-        // mm died before the prctl: do not run orphaned.
-        // SAFETY: getppid is always safe.
-        if unsafe { libc::getppid() } as u32 != parent {
-            return Err(io::Error::from_raw_os_error(libc::ESRCH));
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = parent;
-    Ok(())
 }
 
 /// One read from the pipe; `None` at the end (or on an error, which ends
