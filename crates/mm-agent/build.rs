@@ -13,6 +13,8 @@ fn main() {
         // Re-run when HEAD moves so the commit stays right.
         println!("cargo:rerun-if-changed={}", git.join("HEAD").display());
         println!("cargo:rerun-if-changed={}", git.join("refs").display());
+        // `--dirty` follows the index.
+        println!("cargo:rerun-if-changed={}", git.join("index").display());
     }
     let version = std::env::var("MM_VERSION")
         .ok()

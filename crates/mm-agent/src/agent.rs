@@ -14,7 +14,7 @@ use mm_tools::{CallOutcome, PermissionMode, Permissions, ToolContext, Toolbox};
 use mm_ui::{Counters, Event, Sink, TurnOutcome};
 use tokio_util::sync::CancellationToken;
 
-use crate::{compact, mention, prompt, tools};
+use crate::{compact, history, mention, prompt, tools};
 
 /// The result every call that is stopped before it ran receives
 /// (decisions.md 5), so the next request is valid for every provider.
@@ -77,7 +77,7 @@ impl Agent {
     /// Build an agent for a session rooted at `cwd` from merged settings.
     pub fn new(config: Config, cwd: &Path, source: PermissionSource) -> Result<Agent, AgentError> {
         let engine = Engine::new(&config)?;
-        let secrets = engine.secrets();
+        let secrets = secrets(&config, &engine);
         let tools::Tools {
             toolbox,
             lsp,
@@ -207,6 +207,36 @@ impl Agent {
         Ok(self.session_id())
     }
 
+    /// Forget the conversation but keep writing the same session file, so
+    /// an editor's session id stays valid (ACP `/new`). Resets the loop
+    /// detector like `/new`.
+    pub fn clear_conversation(&mut self) {
+        self.history.clear();
+        self.last_answer.clear();
+        self.ratio = None;
+        self.toolbox.reset_detector();
+        if let Some(session) = self.session.as_mut() {
+            session.data.messages.clear();
+            if let Err(e) = session.save() {
+                tracing::warn!("session not saved: {e}");
+            }
+        }
+    }
+
+    /// Give every tool call without a result the not-run result. For a
+    /// caller that dropped a turn before it finished (decisions.md 5).
+    pub fn close_open_calls(&mut self) {
+        self.history = history::close_open_calls(&self.history);
+    }
+
+    /// The skills `read_skill` offers, by name.
+    pub fn skills(&self) -> Vec<String> {
+        mm_skills::discover(&self.config.skills_dir)
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
+    }
+
     /// `/new`: forget the conversation, start a new session file on the next
     /// question, and reset the loop detector.
     pub fn new_session(&mut self) {
@@ -241,10 +271,14 @@ impl Agent {
                     AgentError::Other(format!("no saved session for {}", self.cwd.display()))
                 })?,
         };
-        // Release the current session's lock before taking the new one.
-        self.session = None;
+        if self.session_id().as_deref() == Some(id.as_str()) {
+            return Ok(id);
+        }
+        // Open first: a failed open keeps the current session as it was.
         let session = store.open(&self.cwd, &id)?;
-        self.history = session.data.messages.clone();
+        // A process killed mid-tool leaves calls without results; give them
+        // the not-run result so the next request is valid (decisions.md 5).
+        self.history = history::close_open_calls(&session.data.messages);
         self.last_answer = self
             .history
             .iter()
@@ -261,6 +295,13 @@ impl Agent {
     /// `/model PROVIDER/MODEL`: switch models, keeping the history.
     pub fn set_model(&mut self, model: &str) -> Result<(), AgentError> {
         let mut config = self.config.clone();
+        let provider = |m: &str| m.split('/').next().unwrap_or("").to_string();
+        if provider(model) != provider(&config.model) {
+            // The old server's address and key variable belong to the old
+            // provider: a key must never travel to another provider's server.
+            config.base_url = None;
+            config.api_key_env = None;
+        }
         config.model = model.to_string();
         self.engine = Engine::new(&config)?;
         self.config = config;
@@ -277,15 +318,22 @@ impl Agent {
         cancel: CancellationToken,
     ) -> TurnReport {
         let question = mention::expand(question, &self.cwd);
-        let start = self.history.len();
-        self.history.push(Message::user(question));
+        self.history.push(Message::user(question.clone()));
         let mut counters = Counters::default();
         let mut usage = Usage::default();
         let outcome = self
-            .run_turn(start, &sink, &cancel, &mut counters, &mut usage)
+            .run_turn(&sink, &cancel, &mut counters, &mut usage)
             .await;
+        if matches!(outcome, TurnOutcome::Failed(_) | TurnOutcome::Cancelled)
+            && matches!(self.history.last(), Some(Message::User { content }) if *content == question)
+        {
+            // Nothing at all answered it: drop it (architecture.md).
+            self.history.pop();
+        }
         if let TurnOutcome::Failed(text) = &outcome {
             sink.event(Event::Error { text: text.clone() });
+            // The error is recorded even when this was the first question.
+            self.save(&sink);
             self.record_error(text);
         }
         self.save(&sink);
@@ -304,7 +352,6 @@ impl Agent {
 
     async fn run_turn(
         &mut self,
-        start: usize,
         sink: &Arc<dyn Sink>,
         cancel: &CancellationToken,
         counters: &mut Counters,
@@ -339,7 +386,6 @@ impl Agent {
                     request -= 1;
                     if let Err(text) = self.compact_inner(None, sink, cancel).await {
                         return self.fail(
-                            start,
                             None,
                             format!("the context is too long and compaction failed: {text}"),
                         );
@@ -347,7 +393,7 @@ impl Agent {
                     continue;
                 }
                 Err(GenerateError { error, partial }) => {
-                    return self.fail(start, partial, error.to_string());
+                    return self.fail(partial, error.to_string());
                 }
             };
             if let Some(u) = generation.usage {
@@ -424,9 +470,9 @@ impl Agent {
         TurnOutcome::MaxTurns
     }
 
-    /// A failed request: keep the partial answer (with not-run results for
-    /// its calls); drop the question only when nothing at all answered it.
-    fn fail(&mut self, start: usize, partial: Option<Message>, text: String) -> TurnOutcome {
+    /// A failed request: keep the partial answer, with not-run results for
+    /// its calls (`ask` drops the question when nothing answered it).
+    fn fail(&mut self, partial: Option<Message>, text: String) -> TurnOutcome {
         if let Some(message) = partial.filter(|m| !is_empty(m)) {
             let calls = match &message {
                 Message::Assistant { tool_calls, .. } => tool_calls.clone(),
@@ -434,9 +480,6 @@ impl Agent {
             };
             self.history.push(message);
             self.close_calls(&calls, 0);
-        }
-        if self.history.len() == start + 1 {
-            self.history.truncate(start);
         }
         TurnOutcome::Failed(text)
     }
@@ -495,7 +538,10 @@ impl Agent {
     fn learn_ratio(&mut self, usage: Usage) {
         let chars = self.request_chars();
         if usage.prompt_tokens > 0 && chars > 0 {
-            self.ratio = Some(usage.prompt_tokens as f64 / chars as f64);
+            // Bounded: one odd count (a server leaving out cached tokens,
+            // say) must not switch compaction off or on for good.
+            let ratio = usage.prompt_tokens as f64 / chars as f64;
+            self.ratio = Some(ratio.clamp(1.0 / 8.0, 1.0 / 1.5));
         }
     }
 
@@ -603,6 +649,27 @@ impl Agent {
             }
         }
     }
+}
+
+/// Every key value mm holds or may switch to with `/model`: the engine's,
+/// and the values of every provider key variable (and `apiKeyEnv`) in the
+/// environment. Redacted from tool results and session files
+/// (decisions.md 3).
+fn secrets(config: &Config, engine: &Engine) -> Vec<String> {
+    let mut all = engine.secrets();
+    let vars = mm_tools::bash::KEY_VARS
+        .iter()
+        .map(|v| v.to_string())
+        .chain(config.api_key_env.clone());
+    for var in vars {
+        if let Ok(value) = std::env::var(&var)
+            && !value.trim().is_empty()
+            && !all.contains(&value)
+        {
+            all.push(value);
+        }
+    }
+    all
 }
 
 fn is_empty(message: &Message) -> bool {

@@ -10,6 +10,9 @@ use mm_engine::Message;
 pub const SUMMARY_PREFIX: &str =
     "[summary of earlier work in this session, written to save context]\n";
 
+/// Put before the question a summary carries when the kept tail lacks it.
+const QUESTION_HEADER: &str = "\n\nThe question being worked on:\n";
+
 /// The instruction sent with the summary request; `focus` is the user's
 /// `/compact <focus>` line.
 pub fn instruction(focus: Option<&str>) -> String {
@@ -86,15 +89,19 @@ pub fn rebuild(history: &[Message], cut: usize, summary: &str) -> Vec<Message> {
     text.push_str(summary.trim());
     let tail_has_question = tail.iter().any(|m| matches!(m, Message::User { .. }));
     if !tail_has_question {
+        // The latest question, or the one an earlier summary carried.
         let last_question = history[..cut.min(history.len())]
             .iter()
             .rev()
             .find_map(|m| match m {
-                Message::User { content } if !content.starts_with(SUMMARY_PREFIX) => Some(content),
+                Message::User { content } if !content.starts_with(SUMMARY_PREFIX) => {
+                    Some(content.as_str())
+                }
+                Message::User { content } => content.split_once(QUESTION_HEADER).map(|(_, q)| q),
                 _ => None,
             });
         if let Some(question) = last_question {
-            text.push_str("\n\nThe question being worked on:\n");
+            text.push_str(QUESTION_HEADER);
             text.push_str(question);
         }
     }
@@ -152,6 +159,27 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(&out[1..], &history[1..]);
+    }
+
+    #[test]
+    fn a_second_compaction_still_carries_the_question() {
+        let history = vec![
+            Message::user("fix the parser"),
+            call("a"),
+            Message::tool("a", "bash", "ok"),
+        ];
+        let once = rebuild(&history, 1, "first summary");
+        // The tail is compacted away too: only the summary is left to carry it.
+        let twice = rebuild(&once, once.len(), "second summary");
+        match &twice[0] {
+            Message::User { content } => {
+                assert!(
+                    content.ends_with("The question being worked on:\nfix the parser"),
+                    "{content}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

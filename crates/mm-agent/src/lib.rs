@@ -8,6 +8,7 @@
 pub mod agent;
 pub mod commands;
 pub mod compact;
+pub mod history;
 pub mod mention;
 pub mod prompt;
 pub mod tools;

@@ -22,8 +22,16 @@ pub fn system_prompt(cwd: &Path, instructions: &[String]) -> String {
     let mut prompt = String::from(BASE);
     prompt.push_str("\nWorking directory: ");
     prompt.push_str(&cwd.display().to_string());
+    let root = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
     for name in instructions {
-        let path = cwd.join(name);
+        // Inside the project only (decisions.md 1), symlinks resolved: a
+        // repository's AGENTS.md linking to ~/.ssh/… is not read.
+        let Ok(path) = std::fs::canonicalize(cwd.join(name)) else {
+            continue;
+        };
+        if !path.starts_with(&root) {
+            continue;
+        }
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
@@ -64,6 +72,26 @@ mod tests {
                 "Project instructions from AGENTS.md:\nRun `make test` before you finish."
             )
         );
+    }
+
+    #[test]
+    fn an_instructions_file_linking_outside_the_project_is_not_read() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "TOP SECRET").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.txt"),
+            dir.path().join("AGENTS.md"),
+        )
+        .unwrap();
+        let prompt = system_prompt(dir.path(), &["AGENTS.md".into()]);
+        assert!(!prompt.contains("TOP SECRET"));
+        // A link that stays inside the project is fine.
+        std::fs::write(dir.path().join("real.md"), "Use tabs.").unwrap();
+        std::fs::remove_file(dir.path().join("AGENTS.md")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("real.md"), dir.path().join("AGENTS.md"))
+            .unwrap();
+        assert!(system_prompt(dir.path(), &["AGENTS.md".into()]).ends_with("Use tabs."));
     }
 
     #[test]

@@ -267,3 +267,138 @@ async fn the_loop_detector_warns_then_stops_and_the_session_records_it() {
     assert_eq!(file["errors"][0]["where"], "generation");
     assert_eq!(file["errors"][0]["message"], stop);
 }
+
+#[tokio::test]
+async fn switching_provider_drops_the_old_servers_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockServer::start(vec![]).await.unwrap();
+    let mut agent = Agent::new(
+        config(&mock.url(), dir.path()),
+        dir.path(),
+        PermissionSource::Terminal,
+    )
+    .unwrap();
+    // Same provider: the configured address stays.
+    agent.set_model("openai-compatible/other").unwrap();
+    assert_eq!(agent.base_url(), format!("{}/v1", mock.url()));
+    // Another provider: its own default address, never the old server's.
+    agent.set_model("ollama/qwen3:8b").unwrap();
+    assert_ne!(agent.base_url(), format!("{}/v1", mock.url()));
+    assert_eq!(agent.model(), "ollama/qwen3:8b");
+}
+
+#[tokio::test]
+async fn an_error_on_the_first_question_is_recorded_in_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockServer::start(vec![
+        Reply::tool_call("c1", "bash", r#"{"command":"echo x"}"#),
+        Reply::stream(vec![Step::raw("data: {not json")]),
+    ])
+    .await
+    .unwrap();
+    let mut agent = Agent::new(
+        config(&mock.url(), dir.path()),
+        dir.path(),
+        PermissionSource::Terminal,
+    )
+    .unwrap();
+    let (report, _) = ask(&mut agent, "first").await;
+    let TurnOutcome::Failed(text) = report.outcome else {
+        panic!("{:?}", report.outcome)
+    };
+    let info = &mm_agent::list_sessions(agent.config(), Some(dir.path())).unwrap()[0];
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&info.path).unwrap()).unwrap();
+    assert_eq!(file["errors"][0]["message"], text.as_str());
+    assert_eq!(file["errors"][0]["where"], "generation");
+}
+
+#[tokio::test]
+async fn a_cancelled_question_that_got_nothing_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockServer::start(vec![Reply::stream(vec![
+        Step::stall(20_000),
+        Step::text("late"),
+    ])])
+    .await
+    .unwrap();
+    let mut agent = Agent::new(
+        config(&mock.url(), dir.path()),
+        dir.path(),
+        PermissionSource::Terminal,
+    )
+    .unwrap();
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        c.cancel();
+    });
+    let report = tokio::time::timeout(
+        Duration::from_secs(10),
+        agent.ask("hello?", Recorder::new(), cancel),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.outcome, TurnOutcome::Cancelled);
+    assert!(agent.history().is_empty(), "{}", render(agent.history()));
+}
+
+#[tokio::test]
+async fn a_failed_resume_keeps_the_current_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockServer::start(vec![Reply::text("one"), Reply::text("two")])
+        .await
+        .unwrap();
+    let mut agent = Agent::new(
+        config(&mock.url(), dir.path()),
+        dir.path(),
+        PermissionSource::Terminal,
+    )
+    .unwrap();
+    ask(&mut agent, "q1").await;
+    let id = agent.session_id().unwrap();
+    assert!(agent.resume(Some("no-such-session")).is_err());
+    ask(&mut agent, "q2").await;
+    assert_eq!(agent.session_id().unwrap(), id);
+    let sessions = mm_agent::list_sessions(agent.config(), Some(dir.path())).unwrap();
+    assert_eq!(sessions.len(), 1, "no second file");
+    assert_eq!(sessions[0].messages, 4);
+}
+
+#[tokio::test]
+async fn a_session_left_mid_tool_resumes_with_every_call_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockServer::start(vec![Reply::text("continuing")])
+        .await
+        .unwrap();
+    let cfg = config(&mock.url(), dir.path());
+    // What a process killed during `sleep` leaves on disk.
+    let store = mm_store::Store::new(cfg.sessions.dir.clone());
+    let mut session = store.create(dir.path(), "openai-compatible/test").unwrap();
+    session.data.messages = vec![
+        Message::user("sleep"),
+        Message::Assistant {
+            content: String::new(),
+            reasoning: vec![],
+            tool_calls: vec![mm_agent::ToolCall {
+                id: "s1".into(),
+                name: "bash".into(),
+                arguments: r#"{"command":"sleep 20"}"#.into(),
+            }],
+        },
+    ];
+    session.save().unwrap();
+    let id = session.data.id.clone();
+    drop(session);
+    let mut agent = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
+    agent.resume(Some(&id)).unwrap();
+    ask(&mut agent, "next").await;
+    let sent = render_request(&mock.requests()[0].body);
+    assert!(
+        sent.ends_with(&format!(
+            "assistant:  [bash {{\"command\":\"sleep 20\"}}]\ntool: {NOT_RUN}\nuser: next"
+        )),
+        "{sent}"
+    );
+}
