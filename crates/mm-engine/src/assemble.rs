@@ -54,6 +54,8 @@ pub struct Assembler<'s> {
     usage: Option<Usage>,
     /// Whether anything reached the sink (a retry would repeat it).
     emitted: bool,
+    /// Whether the server said the answer is complete ([`Delta::End`]).
+    ended: bool,
 }
 
 impl<'s> Assembler<'s> {
@@ -67,12 +69,18 @@ impl<'s> Assembler<'s> {
             calls: Vec::new(),
             usage: None,
             emitted: false,
+            ended: false,
         }
     }
 
     /// Whether any event reached the sink yet.
     pub fn emitted(&self) -> bool {
         self.emitted
+    }
+
+    /// Whether the server said the answer is complete.
+    pub fn ended(&self) -> bool {
+        self.ended
     }
 
     fn emit(&mut self, e: StreamEvent) {
@@ -283,6 +291,7 @@ impl DeltaSink for Assembler<'_> {
                 self.add_args(pos, arguments)?;
                 self.finish_call(pos);
             }
+            Delta::End => self.ended = true,
             Delta::Usage {
                 prompt: None,
                 completion: None,

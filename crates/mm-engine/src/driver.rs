@@ -14,10 +14,15 @@ use futures::StreamExt;
 
 use crate::frames::{ChunkError, Decoder, Watchdog};
 use crate::types::{Message, StreamEvent, ToolDecl};
-use crate::wire::{Flow, Framing, WireRequest};
+use crate::wire::{Flow, Framing, Provider, WireRequest};
 
-/// Frames shorter than this are never inspected while they arrive.
-const PARTIAL_WATCH: usize = 4096;
+/// Frames shorter than this are never inspected while they arrive: they
+/// cannot yet hold the 256 characters of arguments the guard needs.
+const PARTIAL_WATCH: usize = runaway::WINDOW_CHARS;
+/// How far before the new bytes of a growing frame the search for the
+/// arguments key starts (the key, and the call's name before it, may
+/// straddle the previous chunk's end).
+const LOOKBACK: usize = 512;
 /// No stream line may grow past this (memory stays bounded whatever the
 /// server sends).
 const MAX_LINE: usize = 16 << 20;
@@ -29,21 +34,6 @@ pub const STALL_NOTICE: &str = "stream stalled; retrying without streaming";
 const BACKOFF_BASE: Duration = Duration::from_millis(250);
 /// Longest backoff step (a server's `Retry-After` is honoured as given).
 const BACKOFF_CAP: Duration = Duration::from_secs(8);
-
-/// A URL fit for an error line: without any user:password part.
-pub(crate) fn display_url(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = match rest.find('/') {
-                Some(i) => rest.split_at(i),
-                None => (rest, ""),
-            };
-            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-            format!("{scheme}://{host}{path}")
-        }
-        None => url.to_owned(),
-    }
-}
 
 /// An error and its causes on one line (reqwest's own text is terse).
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
@@ -77,6 +67,102 @@ fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
     v.trim().parse::<u64>().ok().map(Duration::from_secs)
 }
 
+/// What the runaway guard knows of the frame still arriving.
+#[derive(Debug, Default)]
+struct PartialWatch {
+    /// The decoder's line count when this frame began: another count means
+    /// another frame.
+    line: u64,
+    /// Bytes of the frame already looked at.
+    scanned: usize,
+    /// The call whose arguments are arriving, once its key was seen.
+    call: Option<WatchedCall>,
+}
+
+#[derive(Debug)]
+struct WatchedCall {
+    /// Where its argument text begins in the frame.
+    args_at: usize,
+    name: String,
+    scanner: runaway::Scanner,
+}
+
+/// The runaway guard on a frame still arriving (wires that send a tool
+/// call whole), and a bound on any line's length. Only the bytes that
+/// arrived since the last look are read (plus a short look-back for
+/// the arguments key), so a long frame costs nothing twice.
+fn watch_partial(
+    provider: &dyn Provider,
+    provider_name: &str,
+    decoder: &Decoder,
+    watch: &mut PartialWatch,
+    asm: &mut Assembler<'_>,
+) -> Result<(), EngineError> {
+    let partial = decoder.partial();
+    if partial.len() > MAX_LINE {
+        return Err(EngineError::Stream(format!(
+            "a line of the {provider_name} stream passed 16 MiB"
+        )));
+    }
+    if watch.line != decoder.lines() {
+        *watch = PartialWatch {
+            line: decoder.lines(),
+            ..PartialWatch::default()
+        };
+    }
+    if partial.len() < PARTIAL_WATCH || partial.len() <= watch.scanned {
+        return Ok(());
+    }
+    // The window: from a character boundary a little before the new
+    // bytes to the end of their valid UTF-8 (a character may be cut).
+    let mut from = watch.scanned.saturating_sub(LOOKBACK);
+    while partial.get(from).is_some_and(|b| b & 0xC0 == 0x80) {
+        from += 1;
+    }
+    let window = match std::str::from_utf8(&partial[from..]) {
+        Ok(t) => t,
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&partial[from..from + e.valid_up_to()]).unwrap_or("")
+        }
+        // Not UTF-8: the frame fails as a whole when it ends.
+        Err(_) => return Ok(()),
+    };
+    let end = from + window.len();
+    let new_text = window
+        .get(watch.scanned.saturating_sub(from)..)
+        .unwrap_or("");
+    let found = provider
+        .partial_call(window)
+        .map(|(name, rest)| (name, end - rest.len(), rest));
+    let tripped = match (found, &mut watch.call) {
+        // The arguments of a call not seen before begin.
+        (Some((name, at, rest)), call) if call.as_ref().is_none_or(|c| at > c.args_at) => {
+            let mut scanner = runaway::Scanner::new();
+            let trip = scanner.feed(rest);
+            *call = Some(WatchedCall {
+                args_at: at,
+                name: name.to_owned(),
+                scanner,
+            });
+            trip
+        }
+        (_, Some(c)) => c.scanner.feed(new_text),
+        (_, None) => None,
+    };
+    watch.scanned = end;
+    if let (Some(trip), Some(call)) = (tripped, &watch.call) {
+        let args = partial
+            .get(call.args_at..call.args_at + trip.bytes)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or("");
+        asm.runaway_call(&call.name, args);
+        return Err(EngineError::Runaway {
+            text: trip.sentence,
+        });
+    }
+    Ok(())
+}
+
 /// How one streaming attempt ended.
 enum Attempt {
     Done(Generation),
@@ -100,8 +186,10 @@ fn cancelled(message: Message, usage: Option<crate::types::Usage>) -> Generation
 }
 
 impl Inner {
+    /// The address for error lines: credentials in the user part and the
+    /// query string masked (decisions.md 2).
     fn url_for_errors(&self) -> String {
-        display_url(&self.base_url)
+        mm_config::mask_url(&self.base_url)
     }
 
     fn send_error(&self, e: reqwest::Error) -> EngineError {
@@ -131,29 +219,18 @@ impl Inner {
         b
     }
 
-    /// The runaway guard on a frame still arriving (wires that send a tool
-    /// call whole), and a bound on any line's length.
-    fn watch_partial(&self, partial: &[u8], asm: &mut Assembler<'_>) -> Result<(), EngineError> {
-        if partial.len() < PARTIAL_WATCH {
-            return Ok(());
+    /// A 3xx answer: redirects are not followed (the client's policy), so
+    /// it is an error naming where the server points, masked.
+    fn redirect_error(&self, resp: &reqwest::Response) -> EngineError {
+        let location = resp
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map_or_else(|| "no Location given".to_owned(), mm_config::mask_url);
+        EngineError::Redirect {
+            status: resp.status().as_u16(),
+            location: one_line(&location, 300),
         }
-        if partial.len() > MAX_LINE {
-            return Err(EngineError::Stream(format!(
-                "a line of the {} stream passed 16 MiB",
-                self.spec.name
-            )));
-        }
-        let text = match std::str::from_utf8(partial) {
-            Ok(t) => t,
-            Err(e) => std::str::from_utf8(&partial[..e.valid_up_to()]).unwrap_or(""),
-        };
-        if let Some((name, args)) = self.provider.partial_call(text)
-            && let Some(sentence) = runaway::check(args, args.chars().count())
-        {
-            asm.runaway_call(name, args);
-            return Err(EngineError::Runaway { text: sentence });
-        }
-        Ok(())
     }
 
     /// The message of an error response, bounded by the watchdog.
@@ -192,6 +269,9 @@ impl Inner {
             },
         };
         let status = resp.status();
+        if status.is_redirection() {
+            return Attempt::Failed(self.redirect_error(&resp).into());
+        }
         if !status.is_success() {
             let wait = retry_after(&resp);
             let code = status.as_u16();
@@ -212,6 +292,7 @@ impl Inner {
         let mut decoder = Decoder::new(self.provider.framing());
         let provider = &*self.provider;
         let mut asm = Assembler::new(on_event);
+        let mut watch = PartialWatch::default();
         let mut stop = std::pin::pin!(cancel.cancelled());
         loop {
             let chunk = tokio::select! {
@@ -252,14 +333,32 @@ impl Inner {
                 }
             };
             let fed = match fed {
-                Ok(Flow::Continue) if !last => self
-                    .watch_partial(decoder.partial(), &mut asm)
-                    .map(|()| Flow::Continue),
+                Ok(Flow::Continue) if !last => {
+                    watch_partial(provider, self.spec.name, &decoder, &mut watch, &mut asm)
+                        .map(|()| Flow::Continue)
+                }
                 other => other,
             };
             match fed {
                 Ok(Flow::Continue) if !last => {}
-                Ok(_) => break,
+                Ok(Flow::Done) => break,
+                Ok(Flow::Continue) if asm.ended() => break,
+                // The body ended cleanly but the answer did not: a server
+                // cut it short, and a half-received tool call must not run.
+                Ok(Flow::Continue) => {
+                    let error = EngineError::Stream(format!(
+                        "the {} stream broke off: it ended before the answer was complete",
+                        self.spec.name
+                    ));
+                    if !asm.emitted() {
+                        return Attempt::Retry { wait: None, error };
+                    }
+                    let (m, _) = asm.partial();
+                    return Attempt::Failed(GenerateError {
+                        error,
+                        partial: Some(m),
+                    });
+                }
                 Err(error) => {
                     let (m, _) = asm.partial();
                     return Attempt::Failed(GenerateError {
@@ -342,6 +441,9 @@ impl Inner {
                 .await
                 .map_err(|e| self.send_error(e))?;
             let status = resp.status();
+            if status.is_redirection() {
+                return Err(self.redirect_error(&resp));
+            }
             if !status.is_success() {
                 let message = self.error_body(resp).await;
                 return Err(server_error(status.as_u16(), message));
@@ -480,10 +582,92 @@ pub(crate) fn summary_transcript(messages: &[Message]) -> Vec<Message> {
 mod tests {
     use super::*;
 
+    fn ollama() -> Box<dyn Provider> {
+        let spec = crate::providers::lookup("ollama").unwrap();
+        (spec.build)(crate::providers::ProviderSettings {
+            model: "m".into(),
+            base_url: "http://127.0.0.1:1".into(),
+            key: None,
+            max_tokens: 100,
+            context_window: 2048,
+            thinking: mm_config::Thinking::Off,
+        })
+    }
+
+    /// Feeds `body` in `piece`-byte chunks the way the stream loop does,
+    /// watching the frame still arriving after each chunk. Returns the
+    /// guard's error and the runaway call (name, arguments), if any.
+    fn watch(body: &str, piece: usize) -> Option<(EngineError, String, String)> {
+        let provider = ollama();
+        let mut events = Vec::new();
+        let mut sink = |e: StreamEvent| events.push(e);
+        let mut asm = Assembler::new(&mut sink);
+        let mut decoder = Decoder::new(Framing::Ndjson);
+        let mut w = PartialWatch::default();
+        for chunk in body.as_bytes().chunks(piece) {
+            decoder
+                .feed(chunk, &mut |ev, data| {
+                    provider.parse_frame(ev, data, &mut asm)
+                })
+                .unwrap();
+            if let Err(e) = watch_partial(&*provider, "ollama", &decoder, &mut w, &mut asm) {
+                let (m, _) = asm.partial();
+                let Message::Assistant { tool_calls, .. } = m else {
+                    panic!()
+                };
+                let c = tool_calls.last().unwrap();
+                return Some((e, c.name.clone(), c.arguments.clone()));
+            }
+        }
+        None
+    }
+
+    const HEAD: &str = r#"{"model":"q","message":{"role":"assistant","content":"","tool_calls":["#;
+
     #[test]
-    fn urls_lose_their_credentials() {
-        assert_eq!(display_url("http://u:p@host:1/v1"), "http://host:1/v1");
-        assert_eq!(display_url("http://127.0.0.1:9"), "http://127.0.0.1:9");
+    fn a_call_running_away_inside_a_frame_trips_at_once() {
+        // A sane call first, then one that repeats, in the same frame.
+        let args = format!("{{\"content\":\"{}", "xy12".repeat(2000));
+        let body = format!(
+            r#"{HEAD}{{"function":{{"name":"read_file","arguments":{{"path":"a"}}}}}},{{"function":{{"name":"write_file","arguments":{args}"#
+        );
+        let want = runaway::pattern_sentence(268, "xy12");
+        for piece in [1, 7, 300, 4096, 100_000] {
+            let (e, name, got) = watch(&body, piece).unwrap();
+            assert_eq!(e, EngineError::Runaway { text: want.clone() }, "{piece}");
+            assert_eq!(name, "write_file");
+            assert_eq!(got, args.chars().take(268).collect::<String>());
+        }
+    }
+
+    #[test]
+    fn each_frame_is_watched_on_its_own() {
+        // A long call that does not repeat, whole in one line, then a frame
+        // whose call starts fresh: nothing carries over from the first.
+        let text: String = (0..3000).map(|i| format!("{i},")).collect();
+        let first = format!(
+            r#"{HEAD}{{"function":{{"name":"write_file","arguments":{{"content":"{text}"}}}}}}]}},"done":false}}"#
+        );
+        let second = format!(
+            r#"{HEAD}{{"function":{{"name":"bash","arguments":{{"command":"{}"#,
+            "ab".repeat(100)
+        );
+        let body = format!("{first}\n{second}");
+        for piece in [5, 333, 8192] {
+            // 12 characters of prefix + 200 of pattern: under the window.
+            assert_eq!(watch(&body, piece), None, "{piece}");
+            let more = format!("{body}{}", "ab".repeat(30));
+            let (e, name, args) = watch(&more, piece).unwrap();
+            assert_eq!(name, "bash");
+            let n = args.chars().count();
+            assert_eq!(n, 12 + 256, "{piece}");
+            assert_eq!(
+                e,
+                EngineError::Runaway {
+                    text: runaway::pattern_sentence(n, "abab")
+                }
+            );
+        }
     }
 
     #[test]

@@ -123,8 +123,8 @@ impl Engine {
                 }
             },
             _ => {
-                let found = spec
-                    .default_key_vars
+                let candidates = providers::default_key_vars(spec);
+                let found = candidates
                     .iter()
                     .find_map(|v| env(v).filter(|k| !k.is_empty()));
                 match (found, spec.key_required) {
@@ -132,12 +132,7 @@ impl Engine {
                     (None, true) => {
                         return Err(EngineError::MissingKey {
                             provider: spec.name.to_owned(),
-                            var: spec
-                                .default_key_vars
-                                .first()
-                                .copied()
-                                .unwrap_or("")
-                                .to_owned(),
+                            var: candidates.first().copied().unwrap_or("").to_owned(),
                         });
                     }
                     (None, false) => None,
@@ -149,10 +144,14 @@ impl Engine {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(30))
             .tcp_nodelay(true)
+            // A redirect would carry the key header (`x-api-key`,
+            // `x-goog-api-key`: reqwest strips only `authorization`) to
+            // another host; keys go only where they belong (decisions.md 2).
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| EngineError::Connection {
                 provider: spec.name.to_owned(),
-                url: crate::driver::display_url(&base_url),
+                url: mm_config::mask_url(&base_url),
                 detail: format!("cannot set up the HTTP client: {e}"),
             })?;
 

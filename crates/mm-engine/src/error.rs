@@ -5,8 +5,8 @@ use crate::types::Message;
 
 /// How to point mm at another model or server; appended to the lines about
 /// a server that cannot be reached, so the user knows what to change.
-pub const HOW_TO_CHANGE: &str = "change it with `model`/`baseURL` in ~/.config/mm/config.yaml, \
-MM_MODEL / MM_BASE_URL, or --model / --base-url";
+pub const HOW_TO_CHANGE: &str = "change it with `model`/`baseURL` in your config file \
+(~/.config/mm/config.yaml), MM_MODEL / MM_BASE_URL, or --model / --base-url";
 
 /// What went wrong talking to a model server.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -39,6 +39,12 @@ pub enum EngineError {
         url: String,
         detail: String,
     },
+    /// The server answered with a redirect, which mm does not follow (the
+    /// key would go along); `location` is masked like every URL shown.
+    #[error(
+        "the model server answered {status} (a redirect to {location}); mm does not follow redirects, so that keys go only to the configured address: set `baseURL` to the new address"
+    )]
+    Redirect { status: u16, location: String },
     /// The server answered 4xx/5xx; `message` is what its body said.
     #[error("the model server answered {status}: {message}")]
     Status { status: u16, message: String },

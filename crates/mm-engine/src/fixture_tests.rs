@@ -75,8 +75,10 @@ type Replayed = (
     Option<EngineError>,
 );
 
-/// Streams `bytes` in chunks of `chunk` bytes.
-fn replay_stream(name: &str, bytes: &[u8], chunk: usize) -> Replayed {
+/// Streams `bytes` in chunks of `chunk` bytes; also says whether the
+/// stream carried its end signal (the terminator or the provider's
+/// "finished" field), which the driver requires of a complete answer.
+fn replay_stream(name: &str, bytes: &[u8], chunk: usize) -> (Replayed, bool) {
     let p = provider(name);
     let mut events = Vec::new();
     let mut sink = |e: StreamEvent| events.push(e);
@@ -103,13 +105,14 @@ fn replay_stream(name: &str, bytes: &[u8], chunk: usize) -> Replayed {
     {
         error = Some(e);
     }
+    let ended = done || asm.ended();
     let (mut message, usage) = if error.is_some() {
         asm.partial()
     } else {
         asm.finish()
     };
     normalise(&mut events, &mut message);
-    (events, message, usage, error)
+    ((events, message, usage, error), ended)
 }
 
 fn replay_whole(name: &str, bytes: &[u8]) -> Replayed {
@@ -123,7 +126,9 @@ fn replay_whole(name: &str, bytes: &[u8]) -> Replayed {
     (events, message, usage, error)
 }
 
-/// Replays whole and in 1-, 7- and 64-byte chunks: all must agree.
+/// Replays whole and in 1-, 7- and 64-byte chunks: all must agree. A
+/// documented stream that ends without an error ends with its end signal
+/// (else the driver would take it for a cut one).
 fn stream(name: &str, path: &str) -> Replayed {
     let bytes = read(path);
     let first = replay_stream(name, &bytes, bytes.len().max(1));
@@ -134,7 +139,40 @@ fn stream(name: &str, path: &str) -> Replayed {
             "{path} in {chunk}-byte chunks"
         );
     }
-    first
+    let (replayed, ended) = first;
+    if replayed.3.is_none() {
+        assert!(ended, "{path} has no end signal");
+    }
+    replayed
+}
+
+/// The same stream without its last frames: no end signal.
+fn cut(name: &str, path: &str, frames_kept: usize) -> bool {
+    let text = String::from_utf8(read(path)).unwrap();
+    let sep = if name == "ollama" { "\n" } else { "\n\n" };
+    let kept: Vec<&str> = text.split(sep).take(frames_kept).collect();
+    let body = format!("{}{sep}", kept.join(sep));
+    let ((_, _, _, err), ended) = replay_stream(name, body.as_bytes(), body.len());
+    assert_eq!(err, None, "{path}");
+    ended
+}
+
+#[test]
+fn a_stream_cut_before_its_end_signal_has_none() {
+    // The frames that end each documented stream, and what comes before.
+    assert!(!cut("openai", "mock:openai/stream_tool_calls.sse", 3));
+    // finish_reason alone is an end (some servers send no [DONE]); the
+    // usage frame follows it.
+    assert!(cut("openai", "mock:openai/stream_text.sse", 4));
+    assert!(!cut("openai", "mock:openai/stream_text.sse", 3));
+    assert!(!cut("anthropic", "mock:anthropic/stream_tool_use.sse", 8));
+    // `message_delta` with its stop_reason: every block has stopped.
+    assert!(cut("anthropic", "mock:anthropic/stream_tool_use.sse", 15));
+    assert!(!cut("anthropic", "mock:anthropic/stream_tool_use.sse", 14));
+    assert!(!cut("ollama", "mock:ollama/stream_tool_calls.ndjson", 2));
+    assert!(cut("ollama", "mock:ollama/stream_tool_calls.ndjson", 3));
+    assert!(!cut("gemini", "mock:gemini/stream_text.sse", 2));
+    assert!(cut("gemini", "mock:gemini/stream_text.sse", 3));
 }
 
 fn text(t: &str) -> StreamEvent {

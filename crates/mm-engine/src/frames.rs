@@ -90,6 +90,8 @@ struct Lines {
     partial: Vec<u8>,
     /// The last chunk ended in CR: a LF first in the next one belongs to it.
     skip_lf: bool,
+    /// Lines ended so far: tells one partial line from the next.
+    ended: u64,
 }
 
 impl Lines {
@@ -117,6 +119,7 @@ impl Lines {
                     None => self.skip_lf = true,
                 }
             }
+            self.ended += 1;
             let flow = if self.partial.is_empty() {
                 on_line(&chunk[..i])?
             } else {
@@ -300,6 +303,15 @@ impl Decoder {
         match self {
             Decoder::Sse(d) => d.lines.partial(),
             Decoder::Ndjson(d) => d.lines.partial(),
+        }
+    }
+
+    /// How many lines have ended: the partial line is another one
+    /// whenever this changed.
+    pub fn lines(&self) -> u64 {
+        match self {
+            Decoder::Sse(d) => d.lines.ended,
+            Decoder::Ndjson(d) => d.lines.ended,
         }
     }
 }

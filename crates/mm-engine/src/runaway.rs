@@ -52,6 +52,95 @@ pub fn check(args: &str, chars: usize) -> Option<String> {
     Some(pattern_sentence(chars, &pattern))
 }
 
+/// The guard run character by character over argument text that arrives
+/// inside one growing frame (the whole-call wires, Ollama and Gemini): it
+/// trips at the first character where [`check`] would, however the bytes
+/// were cut, and looks at each character once (a run of matches per
+/// candidate period, so nothing is rescanned as the frame grows).
+#[derive(Debug, Clone)]
+pub struct Scanner {
+    /// The last `MAX_PATTERN` characters, as a ring.
+    recent: [char; MAX_PATTERN],
+    /// `runs[p - MIN_PATTERN]`: how many characters in a row equal the one
+    /// `p` places before them.
+    runs: [usize; MAX_PATTERN - MIN_PATTERN + 1],
+    chars: usize,
+    bytes: usize,
+}
+
+/// Where a [`Scanner`] tripped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trip {
+    /// The reference's sentence, as [`check`] gives it.
+    pub sentence: String,
+    /// Bytes of argument text up to and including the tripping character.
+    pub bytes: usize,
+}
+
+impl Default for Scanner {
+    fn default() -> Self {
+        Scanner {
+            recent: ['\0'; MAX_PATTERN],
+            runs: [0; MAX_PATTERN - MIN_PATTERN + 1],
+            chars: 0,
+            bytes: 0,
+        }
+    }
+}
+
+impl Scanner {
+    pub fn new() -> Self {
+        Scanner::default()
+    }
+
+    /// Characters seen so far.
+    pub fn chars(&self) -> usize {
+        self.chars
+    }
+
+    /// The character `back` places before the newest (1 = the newest).
+    fn before(&self, back: usize) -> char {
+        self.recent[(self.chars + MAX_PATTERN - back) % MAX_PATTERN]
+    }
+
+    /// Feed the next piece of argument text; stops at the first character
+    /// that trips the guard (the rest of `text` is not looked at).
+    pub fn feed(&mut self, text: &str) -> Option<Trip> {
+        for c in text.chars() {
+            for (i, run) in self.runs.iter_mut().enumerate() {
+                let p = i + MIN_PATTERN;
+                *run = if self.chars >= p && self.recent[(self.chars - p) % MAX_PATTERN] == c {
+                    *run + 1
+                } else {
+                    0
+                };
+            }
+            self.recent[self.chars % MAX_PATTERN] = c;
+            self.chars += 1;
+            self.bytes += c.len_utf8();
+            if self.bytes > MAX_ARGUMENT_BYTES {
+                return Some(self.trip(size_sentence(self.bytes)));
+            }
+            // The window of the last 256 characters has period p when its
+            // last 256 - p characters each equal the one p before.
+            let period = (MIN_PATTERN..=MAX_PATTERN)
+                .find(|&p| self.runs[p - MIN_PATTERN] >= WINDOW_CHARS - p);
+            if let Some(p) = period {
+                let pattern: String = (1..=p).rev().map(|back| self.before(back)).collect();
+                return Some(self.trip(pattern_sentence(self.chars, &pattern)));
+            }
+        }
+        None
+    }
+
+    fn trip(&self, sentence: String) -> Trip {
+        Trip {
+            sentence,
+            bytes: self.bytes,
+        }
+    }
+}
+
 /// The shortest P in 4..=64 for which the window repeats with period P.
 fn shortest_period(window: &[char; WINDOW_CHARS]) -> Option<usize> {
     (MIN_PATTERN..=MAX_PATTERN)
@@ -156,6 +245,75 @@ mod tests {
         );
         normal.push_str("// the end of the file, with text that does not repeat at all here.\"}");
         assert_eq!(check_str(&normal), None);
+    }
+
+    /// The scanner trips exactly where `check` on every prefix first does,
+    /// with the same sentence, whatever the pieces.
+    fn scan_agrees(text: &str) {
+        let mut want = None;
+        let mut so_far = String::new();
+        for c in text.chars() {
+            so_far.push(c);
+            if let Some(sentence) = check_str(&so_far) {
+                want = Some(Trip {
+                    sentence,
+                    bytes: so_far.len(),
+                });
+                break;
+            }
+        }
+        for piece in [1, 3, 50, 1000, usize::MAX] {
+            let mut s = Scanner::new();
+            let mut got = None;
+            let mut rest = text;
+            while !rest.is_empty() && got.is_none() {
+                let mut cut = piece.min(rest.len());
+                while !rest.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                got = s.feed(&rest[..cut]);
+                rest = &rest[cut..];
+            }
+            assert_eq!(got, want, "pieces of {piece}");
+        }
+    }
+
+    #[test]
+    fn scanner_trips_where_check_does() {
+        scan_agrees(&format!("{{\"content\":\"{}", "ab12".repeat(100)));
+        scan_agrees(&"a".repeat(300));
+        scan_agrees(&"xy".repeat(200));
+        scan_agrees(&format!("{}\"a", "\"abc\\n".repeat(60)));
+        scan_agrees(&"é→🙂x".repeat(80));
+        // A period that changes: first 5, then 7.
+        scan_agrees(&format!("{}{}", "abcde".repeat(40), "qrstuvw".repeat(60)));
+        let p64: String = (0..64).map(|i| char::from(b'!' + i as u8)).collect();
+        scan_agrees(&p64.repeat(5));
+        // Never trips: period 65, and ordinary text.
+        let p65: String = (0..65).map(|i| char::from(b'!' + i as u8)).collect();
+        scan_agrees(&p65.repeat(5));
+        scan_agrees(&"fn main() {\n    println!(\"hello\");\n}\n// the end.".repeat(3));
+    }
+
+    #[test]
+    fn scanner_trips_on_size() {
+        let mut s = String::new();
+        let mut i = 0u64;
+        while s.len() < MAX_ARGUMENT_BYTES + 10 {
+            s.push_str(&i.to_string());
+            s.push(',');
+            i += 1;
+        }
+        let mut scanner = Scanner::new();
+        let trip = scanner.feed(&s).unwrap();
+        assert_eq!(
+            trip,
+            Trip {
+                sentence: size_sentence(MAX_ARGUMENT_BYTES + 1),
+                bytes: MAX_ARGUMENT_BYTES + 1
+            }
+        );
+        assert_eq!(scanner.chars(), MAX_ARGUMENT_BYTES + 1);
     }
 
     #[test]

@@ -22,12 +22,20 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
-    /// The result of one tool call, paired with it by `call_id`.
+    /// The result of one tool call, paired with it by `call_id`. `failed`
+    /// is the status the tool reported, kept for front ends that replay a
+    /// session; providers never send it. Absent (false) in older files.
     Tool {
         call_id: String,
         name: String,
         content: String,
+        #[serde(default, skip_serializing_if = "is_false")]
+        failed: bool,
     },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Message {
@@ -54,16 +62,27 @@ impl Message {
         }
     }
 
-    /// A tool result.
+    /// A tool result of a call that succeeded.
     pub fn tool(
         call_id: impl Into<String>,
         name: impl Into<String>,
         content: impl Into<String>,
     ) -> Self {
+        Self::tool_result(call_id, name, content, false)
+    }
+
+    /// A tool result with the status the tool reported.
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        name: impl Into<String>,
+        content: impl Into<String>,
+        failed: bool,
+    ) -> Self {
         Message::Tool {
             call_id: call_id.into(),
             name: name.into(),
             content: content.into(),
+            failed,
         }
     }
 }
@@ -125,4 +144,25 @@ pub enum StreamEvent {
     Usage(Usage),
     /// A notice for the user (e.g. `stream stalled; retrying without streaming`).
     Notice(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_status_is_optional_in_session_files() {
+        let ok = Message::tool("c1", "bash", "hi\n");
+        let json = serde_json::to_value(&ok).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"role": "tool", "call_id": "c1", "name": "bash", "content": "hi\n"})
+        );
+        // A file written before the flag existed reads as a success.
+        assert_eq!(serde_json::from_value::<Message>(json).unwrap(), ok);
+        let failed = Message::tool_result("c2", "bash", "x\n[exit code: exit status 1]", true);
+        let json = serde_json::to_value(&failed).unwrap();
+        assert_eq!(json["failed"], serde_json::json!(true));
+        assert_eq!(serde_json::from_value::<Message>(json).unwrap(), failed);
+    }
 }

@@ -47,6 +47,11 @@ pub enum Delta<'a> {
         name: &'a str,
         arguments: &'a str,
     },
+    /// The server said the answer is complete (OpenAI `finish_reason`,
+    /// Gemini `finishReason`, Anthropic `stop_reason`) but more frames may
+    /// follow (usage). A stream that ends without this or [`Flow::Done`]
+    /// was cut short.
+    End,
     /// Token counts; `None` leaves a count as it was.
     Usage {
         prompt: Option<u64>,
@@ -58,6 +63,8 @@ pub enum Delta<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
     Continue,
+    /// The provider's terminator (OpenAI `[DONE]`, Anthropic
+    /// `message_stop`, Ollama `done: true`): the answer is complete.
     Done,
 }
 

@@ -198,10 +198,62 @@ async fn error_lines_never_show_url_credentials() {
     let err = run(&e, &[Message::user("hi")], &[]).await.1.unwrap_err();
     let line = err.to_string();
     assert!(
-        line.starts_with(&format!("cannot reach ollama at http://127.0.0.1:{port} ")),
+        line.starts_with(&format!(
+            "cannot reach ollama at http://user:***@127.0.0.1:{port} "
+        )),
         "{line}"
     );
     assert!(!line.contains("hunter2"));
+
+    // A key in the query string (proxies that take `?api_key=`) is masked
+    // too, and other parameters stay readable.
+    c.base_url = Some(format!(
+        "http://127.0.0.1:{port}/v1?api_key=sk-query-secret&mode=x"
+    ));
+    let e = engine(&c);
+    let err = run(&e, &[Message::user("hi")], &[]).await.1.unwrap_err();
+    let line = err.to_string();
+    assert!(
+        line.starts_with(&format!(
+            "cannot reach ollama at http://127.0.0.1:{port}/v1?api_key=***&mode=x "
+        )),
+        "{line}"
+    );
+    assert!(!line.contains("sk-query-secret"), "{line}");
+    assert_eq!(
+        err.error,
+        EngineError::Unreachable {
+            provider: "ollama".into(),
+            url: format!("http://127.0.0.1:{port}/v1?api_key=***&mode=x"),
+        }
+    );
+}
+
+#[test]
+fn keys_are_read_from_mm_configs_table() {
+    // Every candidate variable of every provider is read, in order.
+    for p in mm_engine::known_providers() {
+        let vars = mm_config::default_api_key_env(p);
+        for (i, var) in vars.iter().enumerate() {
+            let mut c = settings(&format!("{p}/m"));
+            c.base_url = Some("http://127.0.0.1:1".into());
+            let key = format!("key-{i}");
+            let e = Engine::with_env(&c, |v| (v == *var).then(|| key.clone())).unwrap();
+            assert_eq!(e.secrets(), vec![key.clone()], "{p} {var}");
+            // An earlier candidate wins over a later one.
+            let e = Engine::with_env(&c, |v| {
+                vars.iter()
+                    .position(|x| *x == v)
+                    .map(|at| format!("key-{at}"))
+            })
+            .unwrap();
+            assert_eq!(e.secrets(), vec!["key-0".to_owned()], "{p}");
+        }
+    }
+    assert_eq!(
+        mm_config::default_api_key_env("gemini"),
+        ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
+    );
 }
 
 #[test]

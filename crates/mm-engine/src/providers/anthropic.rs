@@ -212,6 +212,15 @@ impl Provider for Anthropic {
                         completion: u.output_tokens,
                     })?;
                 }
+                // Every block has stopped; only `message_stop` follows.
+                if ev
+                    .delta
+                    .as_ref()
+                    .and_then(|d| d.stop_reason.as_deref())
+                    .is_some_and(|r| !r.is_empty())
+                {
+                    out.delta(Delta::End)?;
+                }
             }
             "message_stop" => return Ok(Flow::Done),
             "error" => {
@@ -359,6 +368,9 @@ struct BlockDelta<'a> {
     signature: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     partial_json: Option<Cow<'a, str>>,
+    /// In `message_delta`.
+    #[serde(default, borrow)]
+    stop_reason: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]

@@ -198,7 +198,9 @@ fn emit_response(resp: Response<'_>, out: &mut dyn DeltaSink) -> Result<(), Engi
             .unwrap_or_else(|| err.to_string());
         return Err(stream_server_error("gemini", msg));
     }
+    let mut finished = false;
     if let Some(c) = resp.candidates.into_iter().next() {
+        finished = c.finish_reason.is_some_and(|r| !r.is_empty());
         for part in c.content.map(|c| c.parts).unwrap_or_default() {
             if let Some(fc) = &part.function_call {
                 let args = match &fc.args {
@@ -247,6 +249,10 @@ fn emit_response(resp: Response<'_>, out: &mut dyn DeltaSink) -> Result<(), Engi
             completion,
         })?;
     }
+    // Gemini has no terminator event: the last chunk carries the reason.
+    if finished {
+        out.delta(Delta::End)?;
+    }
     Ok(())
 }
 
@@ -262,9 +268,12 @@ struct Response<'a> {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Candidate<'a> {
     #[serde(default, borrow)]
     content: Option<Content<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]

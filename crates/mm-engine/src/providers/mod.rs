@@ -42,9 +42,6 @@ pub struct ProviderSpec {
     pub name: &'static str,
     /// `None`: the user must give `baseURL`.
     pub default_base_url: Option<&'static str>,
-    /// Variables tried for the key when `apiKeyEnv` is not set; empty:
-    /// the provider sends no key unless `apiKeyEnv` names one.
-    pub default_key_vars: &'static [&'static str],
     /// Whether a request without a key is refused up front.
     pub key_required: bool,
     pub build: fn(ProviderSettings) -> Box<dyn Provider>,
@@ -55,35 +52,30 @@ pub static REGISTRY: &[ProviderSpec] = &[
     ProviderSpec {
         name: "ollama",
         default_base_url: Some("http://localhost:11434"),
-        default_key_vars: &[],
         key_required: false,
         build: |s| Box::new(ollama::Ollama::new(s)),
     },
     ProviderSpec {
         name: "openai",
         default_base_url: Some("https://api.openai.com/v1"),
-        default_key_vars: &["OPENAI_API_KEY"],
         key_required: true,
         build: |s| Box::new(openai::OpenAi::new("openai", s)),
     },
     ProviderSpec {
         name: "openai-compatible",
         default_base_url: None,
-        default_key_vars: &[],
         key_required: false,
         build: |s| Box::new(openai::OpenAi::new("openai-compatible", s)),
     },
     ProviderSpec {
         name: "anthropic",
         default_base_url: Some("https://api.anthropic.com"),
-        default_key_vars: &["ANTHROPIC_API_KEY"],
         key_required: true,
         build: |s| Box::new(anthropic::Anthropic::new(s)),
     },
     ProviderSpec {
         name: "gemini",
         default_base_url: Some("https://generativelanguage.googleapis.com"),
-        default_key_vars: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
         key_required: true,
         build: |s| Box::new(gemini::Gemini::new(s)),
     },
@@ -92,6 +84,13 @@ pub static REGISTRY: &[ProviderSpec] = &[
 /// The names of every registered provider, in table order.
 pub fn known_providers() -> Vec<&'static str> {
     REGISTRY.iter().map(|p| p.name).collect()
+}
+
+/// The variables tried for a provider's key when `apiKeyEnv` is not set,
+/// in order; empty: it sends no key unless `apiKeyEnv` names one. The
+/// table lives in mm-config, so the `bash` tool strips the same names.
+pub fn default_key_vars(spec: &ProviderSpec) -> &'static [&'static str] {
+    mm_config::default_api_key_env(spec.name)
 }
 
 /// Look a provider up by name.
@@ -156,5 +155,16 @@ mod tests {
         );
         assert!(lookup("openai").is_some());
         assert!(lookup("nope").is_none());
+    }
+
+    #[test]
+    fn providers_that_need_a_key_have_candidates() {
+        for spec in REGISTRY {
+            let vars = default_key_vars(spec);
+            assert_eq!(spec.key_required, !vars.is_empty(), "{}", spec.name);
+            for v in vars {
+                assert!(mm_config::PROVIDER_KEY_VARS.contains(v), "{v}");
+            }
+        }
     }
 }

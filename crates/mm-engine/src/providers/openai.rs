@@ -153,6 +153,10 @@ impl Provider for OpenAi {
             if let Some(delta) = choice.delta {
                 emit_message(delta, out)?;
             }
+            // The answer is complete; usage and `[DONE]` may follow.
+            if choice.finish_reason.is_some_and(|r| !r.is_empty()) {
+                out.delta(Delta::End)?;
+            }
         }
         if let Some(u) = chunk.usage {
             out.delta(Delta::Usage {
@@ -198,10 +202,13 @@ fn error_text(err: &Value) -> String {
 
 /// A streamed delta or a whole message: the same fields.
 fn emit_message(m: MessageDelta<'_>, out: &mut dyn DeltaSink) -> Result<(), EngineError> {
-    for r in [&m.reasoning_content, &m.reasoning].into_iter().flatten() {
-        if !r.is_empty() {
-            out.delta(Delta::Reasoning(r))?;
-        }
+    // Servers that send both fields (vLLM) send the same text twice: the
+    // first that has text is the reasoning.
+    let reasoning = [&m.reasoning_content, &m.reasoning]
+        .into_iter()
+        .find_map(|r| r.as_deref().filter(|r| !r.is_empty()));
+    if let Some(r) = reasoning {
+        out.delta(Delta::Reasoning(r))?;
     }
     if let Some(c) = &m.content
         && !c.is_empty()
@@ -244,6 +251,8 @@ struct Chunk<'a> {
 struct Choice<'a> {
     #[serde(default, borrow)]
     delta: Option<MessageDelta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -316,4 +325,65 @@ where
         Some(Either::S(s)) => Some(s),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Collect(Vec<String>);
+
+    impl DeltaSink for Collect {
+        fn delta(&mut self, delta: Delta<'_>) -> Result<(), EngineError> {
+            self.0.push(format!("{delta:?}"));
+            Ok(())
+        }
+    }
+
+    fn openai() -> OpenAi {
+        OpenAi::new(
+            "openai-compatible",
+            ProviderSettings {
+                model: "m".into(),
+                base_url: "http://127.0.0.1:1/v1".into(),
+                key: None,
+                max_tokens: 100,
+                context_window: 2048,
+                thinking: Thinking::Off,
+            },
+        )
+    }
+
+    fn frame(data: &str) -> (Flow, Vec<String>) {
+        let mut out = Collect::default();
+        let flow = openai().parse_frame("message", data, &mut out).unwrap();
+        (flow, out.0)
+    }
+
+    #[test]
+    fn reasoning_in_both_fields_is_emitted_once() {
+        let (_, got) = frame(
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"hm","reasoning":"hm"}}]}"#,
+        );
+        assert_eq!(got, vec![r#"Reasoning("hm")"#]);
+        // An empty first field does not hide the second.
+        let (_, got) =
+            frame(r#"{"choices":[{"index":0,"delta":{"reasoning_content":"","reasoning":"ok"}}]}"#);
+        assert_eq!(got, vec![r#"Reasoning("ok")"#]);
+    }
+
+    #[test]
+    fn finish_reason_and_done_end_the_answer() {
+        let (flow, got) =
+            frame(r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#);
+        assert_eq!((flow, got), (Flow::Continue, vec!["End".to_owned()]));
+        let (flow, got) =
+            frame(r#"{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}"#);
+        assert_eq!(
+            (flow, got),
+            (Flow::Continue, vec![r#"Text("a")"#.to_owned()])
+        );
+        assert_eq!(frame("[DONE]"), (Flow::Done, vec![]));
+    }
 }
