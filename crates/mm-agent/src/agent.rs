@@ -18,7 +18,7 @@ use crate::{compact, history, mention, prompt, tools};
 
 /// The result every call that is stopped before it ran receives
 /// (decisions.md 5), so the next request is valid for every provider.
-pub const NOT_RUN: &str = "[not run: the turn was stopped]";
+pub use mm_tools::NOT_RUN;
 
 /// Why an agent could not be built or a command failed.
 #[derive(Debug, thiserror::Error)]
@@ -450,12 +450,14 @@ impl Agent {
                     .await;
                 counters.count(&call.name);
                 match outcome {
-                    CallOutcome::Output(text) => {
-                        self.history.push(Message::tool(&call.id, &call.name, text));
+                    CallOutcome::Output(out) => {
+                        self.history.push(Message::tool_result(
+                            &call.id, &call.name, out.text, out.failed,
+                        ));
                     }
                     CallOutcome::Stop { output, error } => {
                         self.history
-                            .push(Message::tool(&call.id, &call.name, output));
+                            .push(Message::tool_result(&call.id, &call.name, output, true));
                         self.close_calls(&calls, i + 1);
                         return TurnOutcome::Failed(error);
                     }
@@ -473,7 +475,17 @@ impl Agent {
     /// A failed request: keep the partial answer, with not-run results for
     /// its calls (`ask` drops the question when nothing answered it).
     fn fail(&mut self, partial: Option<Message>, text: String) -> TurnOutcome {
-        if let Some(message) = partial.filter(|m| !is_empty(m)) {
+        if let Some(mut message) = partial.filter(|m| !is_empty(m)) {
+            // A call cut off mid-stream (a runaway's quarter megabyte of
+            // repeats, say) stays in the history, but not its broken
+            // arguments: they would be sent again with every request.
+            if let Message::Assistant { tool_calls, .. } = &mut message {
+                for call in tool_calls.iter_mut() {
+                    if serde_json::from_str::<serde_json::Value>(&call.arguments).is_err() {
+                        call.arguments = "{}".into();
+                    }
+                }
+            }
             let calls = match &message {
                 Message::Assistant { tool_calls, .. } => tool_calls.clone(),
                 _ => Vec::new(),
@@ -488,7 +500,7 @@ impl Agent {
     fn close_calls(&mut self, calls: &[ToolCall], from: usize) {
         for call in calls.iter().skip(from) {
             self.history
-                .push(Message::tool(&call.id, &call.name, NOT_RUN));
+                .push(Message::tool_result(&call.id, &call.name, NOT_RUN, true));
         }
     }
 

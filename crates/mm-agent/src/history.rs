@@ -14,7 +14,7 @@ pub fn close_open_calls(messages: &[Message]) -> Vec<Message> {
     let mut open: Vec<(String, String)> = Vec::new();
     let flush = |out: &mut Vec<Message>, open: &mut Vec<(String, String)>| {
         for (id, name) in open.drain(..) {
-            out.push(Message::tool(id, name, NOT_RUN));
+            out.push(Message::tool_result(id, name, NOT_RUN, true));
         }
     };
     for message in messages {
@@ -58,7 +58,7 @@ mod tests {
         let history = vec![Message::user("q"), calls(&["a"])];
         let fixed = close_open_calls(&history);
         assert_eq!(fixed.len(), 3);
-        assert_eq!(fixed[2], Message::tool("a", "bash", NOT_RUN));
+        assert_eq!(fixed[2], Message::tool_result("a", "bash", NOT_RUN, true));
     }
 
     #[test]
@@ -76,7 +76,7 @@ mod tests {
                 Message::user("q"),
                 calls(&["a", "b"]),
                 Message::tool("a", "bash", "ran"),
-                Message::tool("b", "bash", NOT_RUN),
+                Message::tool_result("b", "bash", NOT_RUN, true),
                 Message::user("next"),
             ]
         );

@@ -40,11 +40,15 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
         })));
     }
     if config.edit_tools {
-        tools.push(Box::new(ReadFile::new(config.max_output)));
+        tools.push(Box::new(
+            ReadFile::new(config.max_output).with_secrets(secrets),
+        ));
         tools.push(Box::new(WriteFile::new()));
         tools.push(Box::new(EditFile::new()));
     }
-    if let Some(skill) = ReadSkill::new(config.skills_dir.clone(), config.max_output) {
+    if let Some(skill) = ReadSkill::new(config.skills_dir.clone(), config.max_output)
+        .map(|s| s.with_secrets(secrets))
+    {
         tools.push(Box::new(skill));
     }
     let (lsp, warnings) = Lsp::new(config.lsp.servers.clone(), cwd.to_path_buf());

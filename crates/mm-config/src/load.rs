@@ -280,9 +280,14 @@ pub fn load(sources: &Sources) -> Result<Loaded, ConfigError> {
             (*key, origin)
         })
         .collect();
-    let api_key_set = config
-        .api_key_env_in_force()
-        .is_some_and(|var| sources.var(&var).is_some());
+    // The engine tries every candidate variable (Gemini: GEMINI_API_KEY,
+    // then GOOGLE_API_KEY) unless `apiKeyEnv` names one.
+    let api_key_set = match &config.api_key_env {
+        Some(var) => sources.var(var).is_some(),
+        None => crate::default_api_key_env(config.provider())
+            .iter()
+            .any(|var| sources.var(var).is_some()),
+    };
     Ok(Loaded {
         config,
         origins,
@@ -397,6 +402,14 @@ fn check_values(config: &Config, at: &Origin) -> Result<(), ConfigError> {
         return Err(bad(
             at,
             "contextWindow",
+            "expected at least 1, found 0".to_owned(),
+        ));
+    }
+    if config.bash_timeout == 0 {
+        // Every command would time out before it started.
+        return Err(bad(
+            at,
+            "bashTimeout",
             "expected at least 1, found 0".to_owned(),
         ));
     }

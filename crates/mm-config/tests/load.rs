@@ -685,6 +685,18 @@ fn zero_context_window() {
 }
 
 #[test]
+fn zero_bash_timeout() {
+    let w = World::new();
+    let p = w.write_project("bashTimeout: 0\n");
+    assert_eq!(
+        w.error(),
+        format!("{}: bashTimeout: expected at least 1, found 0", p.display())
+    );
+    w.write_project("bashTimeout: 1\n");
+    assert_eq!(w.load().config.bash_timeout, 1);
+}
+
+#[test]
 fn model_without_provider_in_each_source() {
     let mut w = World::new();
     let p = w.write_user("model: qwen3\n");

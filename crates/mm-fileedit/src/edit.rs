@@ -78,12 +78,15 @@ pub enum Refusal {
     Empty { edit: usize },
     /// `old` does not occur.
     NotFound { edit: usize },
-    /// `old` occurs `count` times, starting on `lines` (1-based; at most
-    /// [`Refusal::MAX_LINES`] of them are kept).
+    /// `old` occurs `count` times, starting on `lines` (1-based, each line
+    /// once however many matches start on it; at most
+    /// [`Refusal::MAX_LINES`] of them, `more` when further lines hold
+    /// matches).
     Ambiguous {
         edit: usize,
         count: usize,
         lines: Vec<usize>,
+        more: bool,
     },
     /// The two matches share some text but neither holds the other.
     Overlap { first: usize, second: usize },
@@ -94,8 +97,8 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// How many line numbers an ambiguity lists; a model needs a few to find
-    /// the places, not a million.
+    /// How many distinct line numbers an ambiguity lists; a model needs a
+    /// few to find the places, not a million.
     pub const MAX_LINES: usize = 20;
 
     /// The first edit the refusal names (0 for [`Refusal::NoEdits`]): the
@@ -140,13 +143,18 @@ impl Refusal {
             Refusal::NotFound { edit } => {
                 format!("{}old text not found in {path}", prefix(*edit))
             }
-            Refusal::Ambiguous { edit, count, lines } => {
+            Refusal::Ambiguous {
+                edit,
+                count,
+                lines,
+                more,
+            } => {
                 let mut list = lines
                     .iter()
                     .map(usize::to_string)
                     .collect::<Vec<_>>()
                     .join(", ");
-                if *count > lines.len() {
+                if *more {
                     list.push_str(", …");
                 }
                 format!(
@@ -225,13 +233,14 @@ pub fn apply(original: &str, edits: &[Edit]) -> Result<Applied, Vec<Refusal>> {
         match found.count {
             0 => refusals.push(Refusal::NotFound { edit: k }),
             1 => {
-                let s = bom + found.starts[0];
+                let s = bom + found.first;
                 spans.push((s, s + old.len(), convert(&edit.new), k));
             }
             count => refusals.push(Refusal::Ambiguous {
                 edit: k,
                 count,
-                lines: line_numbers(original.as_bytes(), &found.starts, bom),
+                lines: found.lines,
+                more: found.more,
             }),
         }
     }
@@ -308,49 +317,61 @@ fn regions<'a>(original: &'a str, spans: &[(usize, usize, String, usize)]) -> Ve
 
 struct Found {
     count: usize,
-    /// Byte offsets of the first matches (at most `MAX_LINES`).
-    starts: Vec<usize>,
+    /// Byte offset of the first match.
+    first: usize,
+    /// 1-based lines the matches start on, each once (at most `MAX_LINES`).
+    lines: Vec<usize>,
+    /// Matches start on further lines too.
+    more: bool,
 }
 
-/// Count the occurrences of `needle` (non-overlapping, linear time). A
-/// single match that overlaps another copy of itself (`aa` in `aaa`) is
-/// not unique either: that counts as two.
+impl Found {
+    /// Note a match starting on `line` (lines arrive in order).
+    fn on_line(&mut self, line: usize) {
+        if self.lines.last() == Some(&line) {
+            return;
+        }
+        if self.lines.len() < Refusal::MAX_LINES {
+            self.lines.push(line);
+        } else {
+            self.more = true;
+        }
+    }
+}
+
+/// Count the occurrences of `needle` (non-overlapping, linear time) and the
+/// lines they start on. A single match that overlaps another copy of
+/// itself (`aa` in `aaa`) is not unique either: that counts as two.
 fn occurrences(hay: &str, needle: &str) -> Found {
     let mut found = Found {
         count: 0,
-        starts: Vec::new(),
+        first: 0,
+        lines: Vec::new(),
+        more: false,
     };
+    // Lines are counted only while they can still be listed.
+    let (mut pos, mut line) = (0, 1);
     for (i, _) in hay.match_indices(needle) {
+        if found.count == 0 {
+            found.first = i;
+        }
         found.count += 1;
-        if found.starts.len() < Refusal::MAX_LINES {
-            found.starts.push(i);
+        if !found.more {
+            line += count_newlines(&hay.as_bytes()[pos..i]);
+            pos = i;
+            found.on_line(line);
         }
     }
     if found.count == 1 {
-        let s = found.starts[0];
+        let s = found.first;
         let step = hay[s..].chars().next().map_or(1, char::len_utf8);
         if let Some(j) = hay[s + step..].find(needle) {
             found.count = 2;
-            found.starts.push(s + step + j);
+            let at = s + step + j;
+            found.on_line(line + count_newlines(&hay.as_bytes()[pos..at]));
         }
     }
     found
-}
-
-/// 1-based line numbers of byte offsets `starts` (sorted) of the body that
-/// begins `offset` bytes into `text`.
-fn line_numbers(text: &[u8], starts: &[usize], offset: usize) -> Vec<usize> {
-    let mut pos = 0;
-    let mut line = 1;
-    starts
-        .iter()
-        .map(|&s| {
-            let s = s + offset;
-            line += count_newlines(&text[pos..s]);
-            pos = s;
-            line
-        })
-        .collect()
 }
 
 /// `\n` not already preceded by `\r` becomes `\r\n`.
@@ -479,8 +500,44 @@ mod tests {
             vec![Refusal::Ambiguous {
                 edit: 1,
                 count: 2,
-                lines: vec![1, 1]
+                lines: vec![1],
+                more: false,
             }]
+        );
+    }
+
+    #[test]
+    fn ambiguity_lists_each_line_once() {
+        // Three matches on two lines: N counts matches, the list lines.
+        let r = run("one\ntwo\nthree\n", &[e("e", "E")]).unwrap_err();
+        assert_eq!(
+            refusal_text(&r, "a", 1),
+            "old text appears 3 times (lines 1, 3) — to change ONE of them, include its \
+             surrounding lines in old until the text is unique; to change several, send one \
+             edit per place."
+        );
+        // Many matches on few lines: no "…" when every line is listed.
+        let r = run(&"xx x\n".repeat(3), &[e("x", "y")]).unwrap_err();
+        assert!(
+            refusal_text(&r, "a", 1).starts_with("old text appears 9 times (lines 1, 2, 3) — "),
+            "{r:?}"
+        );
+        // A match spanning lines starts on its first one.
+        let r = run("a\nb\na\nb\n", &[e("a\nb", "c")]).unwrap_err();
+        assert!(
+            refusal_text(&r, "a", 1).starts_with("old text appears 2 times (lines 1, 3) — "),
+            "{r:?}"
+        );
+        // More distinct lines than are listed end in "…".
+        let text: String = (0..25).map(|_| "x x\n").collect();
+        let r = run(&text, &[e("x", "y")]).unwrap_err();
+        let expected: Vec<String> = (1..=20).map(|i| i.to_string()).collect();
+        assert!(
+            refusal_text(&r, "a", 1).starts_with(&format!(
+                "old text appears 50 times (lines {}, …) — ",
+                expected.join(", ")
+            )),
+            "{r:?}"
         );
     }
 

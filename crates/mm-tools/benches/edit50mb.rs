@@ -71,7 +71,7 @@ fn main() {
         let t = Instant::now();
         let out = rt.block_on(async {
             let plan = tool.plan(&args, &ctx).await.unwrap();
-            tool.run(&args, plan, &ctx).await
+            tool.run(&args, plan, &ctx).await.text
         });
         edit.push(t.elapsed());
         assert!(

@@ -13,6 +13,13 @@
 //!
 //! Key values the tool is given are redacted while the output streams, so
 //! before truncation (decisions.md 3).
+//!
+//! Dying with mm (decisions.md 13): `bash` gets the parent-death signal,
+//! but Linux clears it in every process `bash` forks, so each call also
+//! starts a [`DeathGuard`] in the command's group, which kills the whole
+//! group when mm dies. A normal end kills the group, guard included. A command that leaves the group (`setsid`)
+//! escapes by design; so would a grandchild forked in the moment between
+//! the start of `bash` and that of its guard, if mm died just then.
 
 mod output;
 
@@ -31,19 +38,19 @@ use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::time::Instant;
 
+pub(crate) use output::redacted;
 use output::{Collector, LossyDecoder, Redactor};
 pub use output::{REDACTED, fit, omitted_marker, preview, redact};
 
-use crate::tool::{Plan, Tool, ToolContext, ToolSpec, parse_args};
+use mm_lsp::child::DeathGuard;
+
+use crate::tool::{
+    Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, parse_args, text_field,
+};
 
 /// Environment variables that hold provider keys; never passed to a command
 /// (decisions.md 3). Configured `apiKeyEnv` names are added to these.
-pub const KEY_VARS: [&str; 4] = [
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-];
+pub const KEY_VARS: &[&str] = mm_config::PROVIDER_KEY_VARS;
 
 /// What a refused command gives the model (decisions.md 8).
 pub const REJECTED: &str = "[command rejected by the user]";
@@ -212,15 +219,39 @@ impl Bash {
 
     /// Run `command` in `ctx.cwd` and return the text the model receives.
     pub async fn execute(&self, command: &str, ctx: &ToolContext) -> String {
+        self.run_command(command, ctx).await.text
+    }
+
+    /// Run `command` in `ctx.cwd`: the text the model receives, failed
+    /// unless `bash` exited with status 0 (a non-zero exit, a signal, the
+    /// timeout, a cancel, a shell that could not start).
+    pub async fn run_command(&self, command: &str, ctx: &ToolContext) -> ToolOutput {
         let max = self.settings.max_output;
         let (reader, mut child) = match self.spawn(command, ctx) {
             Ok(started) => started,
-            Err(e) => return fit("", &format!("[error: could not start bash: {e}]"), max),
+            Err(e) => {
+                return ToolOutput::fail(fit(
+                    "",
+                    &format!("[error: could not start bash: {e}]"),
+                    max,
+                ));
+            }
         };
         let Some(pid) = child.id() else {
-            return fit("", "[error: could not start bash: no process id]", max);
+            return ToolOutput::fail(fit("", "[error: could not start bash: no process id]", max));
         };
         let mut guard = GroupGuard::new(pid as i32, self.registry.clone());
+        // While `bash` has not been waited for it is at least a zombie, so
+        // its group exists for the guard to join.
+        let death_guard = match DeathGuard::spawn(pid as i32) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                tracing::warn!(
+                    "bash: cannot start the guard that kills the command if mm dies: {e}"
+                );
+                None
+            }
+        };
         let mut rx = match pipe::Receiver::from_owned_fd(reader) {
             Ok(rx) => Some(rx),
             Err(e) => {
@@ -265,13 +296,20 @@ impl Bash {
             // Reap bash; SIGKILL makes this quick, the bound keeps it honest.
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
         }
+        if let Some(g) = death_guard {
+            g.reap().await;
+        }
         let suffix = match end {
             End::Exited(Ok(status)) => exit_suffix(status),
             End::Exited(Err(e)) => format!("[error: could not wait for bash: {e}]"),
             End::TimedOut => timeout_text(self.settings.timeout),
             End::Cancelled => CANCELLED.to_string(),
         };
-        sink.finish(&suffix)
+        let failed = !suffix.is_empty();
+        ToolOutput {
+            text: sink.finish(&suffix),
+            failed,
+        }
     }
 
     /// Starts `bash -c` with the write end of one pipe as both stdout and
@@ -442,6 +480,15 @@ impl Tool for Bash {
         }
     }
 
+    /// The command line, kind `execute` (tools-reference.md).
+    fn describe(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Described {
+        Described {
+            title: text_field(args, "command").unwrap_or("bash").to_string(),
+            kind: ToolKind::Execute,
+            locations: Vec::new(),
+        }
+    }
+
     fn plan<'a>(
         &'a self,
         args: &'a serde_json::Value,
@@ -461,11 +508,11 @@ impl Tool for Bash {
         args: &'a serde_json::Value,
         _plan: Plan,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, String> {
+    ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             match parse_args::<BashArgs>("bash", args) {
-                Ok(args) => self.execute(&args.command, ctx).await,
-                Err(text) => text,
+                Ok(args) => self.run_command(&args.command, ctx).await,
+                Err(text) => ToolOutput::fail(text),
             }
         })
     }

@@ -4,8 +4,13 @@
 //! message names the path as the model gave it. Writes are previewed in
 //! `plan` (the diff), then `run` checks that the file did not change on disk
 //! since, and replaces it atomically (temp file in the same folder, fsync,
-//! rename) keeping its mode; a symlink stays a symlink and its target is
-//! written (decisions.md 7, 12). The editing rules live in `mm-fileedit`.
+//! rename) keeping its mode and, where allowed, its owner; a file with
+//! several hard links is rewritten in place instead, so that every name
+//! sees the change; a symlink stays a symlink and its target is written
+//! (decisions.md 7, 12). The editing rules live in `mm-fileedit`.
+//!
+//! Numbers and booleans in the arguments are read leniently (`"2"`,
+//! `"true"`), as `lsp` reads them.
 
 mod disk;
 mod edit;
@@ -22,14 +27,15 @@ use std::path::{Component, Path, PathBuf};
 use mm_ui::{FileChange, ToolKind};
 use serde::de::DeserializeOwned;
 
-use crate::tool::{Plan, invalid_args};
+use crate::tool::{Described, Plan, ToolContext, ToolOutput, invalid_args, text_field};
 use disk::Pending;
 
 /// What the model gets when the user refuses a write (decisions.md 8).
 const REJECTED: &str = "[edit rejected by the user]";
 
-/// Contents above this are left out of the previewed change (decisions.md 20).
-const PREVIEW_LIMIT: usize = 1 << 20;
+/// Contents above this are left out of a previewed change (decisions.md 20);
+/// `lsp rename` uses it too.
+pub(crate) const PREVIEW_LIMIT: usize = 1 << 20;
 
 fn missing(path: &str) -> String {
     format!("{path} does not exist. Create it with write_file")
@@ -87,6 +93,28 @@ fn absolute(cwd: &Path, path: &str) -> PathBuf {
         }
     }
     out
+}
+
+/// How a file tool's call is shown: the path as the model gave it (the
+/// tool's name without one), `kind`, and the absolute path as location.
+fn describe_path(
+    tool: &str,
+    kind: mm_ui::ToolKind,
+    args: &serde_json::Value,
+    ctx: &ToolContext,
+) -> Described {
+    match text_field(args, "path") {
+        Some(path) => Described {
+            title: path.to_string(),
+            kind,
+            locations: vec![absolute(&ctx.cwd, path).display().to_string()],
+        },
+        None => Described {
+            title: tool.to_string(),
+            kind,
+            locations: Vec::new(),
+        },
+    }
 }
 
 /// The change of a file over [`PREVIEW_LIMIT`]: the diff and a line count,
@@ -152,19 +180,19 @@ fn write_plan(title: String, prepared: Prepared) -> Plan {
 async fn run_write(
     state: Option<Box<dyn Any + Send + Sync>>,
     replan: impl FnOnce() -> Result<Prepared, String> + Send + 'static,
-) -> String {
+) -> ToolOutput {
     let outcome = match state.and_then(|s| s.downcast::<Outcome>().ok()) {
         Some(outcome) => *outcome,
         None => match blocking(replan).await {
             Ok(p) => p.outcome,
-            Err(text) => return text,
+            Err(text) => return ToolOutput::fail(text),
         },
     };
     match outcome {
-        Outcome::Text(text) => text,
-        Outcome::Write { pending, shown } => blocking(move || Ok(disk::commit(pending, &shown)))
-            .await
-            .unwrap_or_else(|text| text),
+        Outcome::Text(text) => ToolOutput::ok(text),
+        Outcome::Write { pending, shown } => {
+            blocking(move || disk::commit(pending, &shown)).await.into()
+        }
     }
 }
 

@@ -1,12 +1,14 @@
 //! mm-tools: the `Tool` interface and the built-in tools the model can call
 //! (bash, read_file, write_file, edit_file, read_skill, lsp).
 //!
-//! Tools return failures as text for the model; only the loop detector's
-//! second level ends a turn. Tools never talk to a model server and never
-//! print: they emit events into the call's Sink.
+//! Tools return failures as text for the model, flagged as failures in
+//! their [`ToolOutput`] (never guessed from the text); only the loop
+//! detector's second level ends a turn. Tools never talk to a model server
+//! and never print: they emit events into the call's Sink.
 
 pub mod bash;
 pub mod files;
+mod lenient;
 pub mod lsp;
 pub mod skill;
 pub mod tool;
@@ -14,4 +16,4 @@ pub mod toolbox;
 
 pub use bash::kill_all_running;
 pub use tool::*;
-pub use toolbox::{CallOutcome, Toolbox, ToolboxSettings};
+pub use toolbox::{CallOutcome, NOT_RUN, Toolbox, ToolboxSettings};

@@ -7,6 +7,10 @@
 //!
 //! The tool is declared only when at least one configured server is on the
 //! PATH; the warnings for the others go to the front end.
+//!
+//! Status: `mm-lsp` answers with text only, and writes every failure as
+//! `[lsp: …]` (tools-reference.md "Failures"); a rename succeeded when it
+//! answers `renamed to …`. That is the one place this tool reads its text.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,15 +21,16 @@ use mm_lsp::{Action, Client, Query, RenamePlan, ServerConfig};
 use mm_ui::{FileChange, ToolKind};
 use serde::{Deserialize, Deserializer};
 
-use crate::tool::{Plan, Tool, ToolContext, ToolSpec, invalid_args, parse_args};
+use crate::files::PREVIEW_LIMIT;
+use crate::lenient;
+use crate::tool::{
+    Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args, parse_args, text_field,
+};
 
 const NAME: &str = "lsp";
 
 /// What a refused rename gives the model (decisions.md 8).
 pub const REJECTED: &str = "[rename rejected by the user]";
-
-/// Contents over this size are left out of the preview (decisions.md 20).
-const PREVIEW_LIMIT: usize = 1 << 20;
 
 /// The `lsp` tool of one session (one project root).
 pub struct Lsp {
@@ -79,22 +84,9 @@ impl Lsp {
     }
 }
 
-/// An integer the model may also send as a string (`"12"`) or leave null.
+/// A line or column the model may also send as a string (`"12"`) or null.
 fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    let v = serde_json::Value::deserialize(d)?;
-    let n = match &v {
-        serde_json::Value::Null => Some(0),
-        serde_json::Value::Number(n) => n
-            .as_u64()
-            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-            .or_else(|| n.as_i64().map(|_| 0)),
-        serde_json::Value::String(s) if s.trim().is_empty() => Some(0),
-        serde_json::Value::String(s) => s.trim().parse::<u64>().ok(),
-        _ => None,
-    };
-    n.map(|n| n.min(u64::from(u32::MAX)) as u32).ok_or_else(|| {
-        serde::de::Error::custom(format!("expected a line or column number, got {v}"))
-    })
+    lenient::u32_field(d, "a line or column number")
 }
 
 #[derive(Deserialize)]
@@ -153,6 +145,16 @@ fn preview(plan: &RenamePlan) -> Option<FileChange> {
     })
 }
 
+/// How a call's text says it failed (see the module doc).
+fn outcome(text: String, rename: bool) -> ToolOutput {
+    let failed = if rename {
+        !text.starts_with("renamed to ")
+    } else {
+        text.starts_with("[lsp: ")
+    };
+    ToolOutput { text, failed }
+}
+
 fn absolute(root: &Path, path: &str) -> String {
     let p = Path::new(path);
     if p.is_absolute() {
@@ -193,6 +195,44 @@ impl Tool for Lsp {
         }
     }
 
+    /// The title the plan would give (`definition main.go greet`), kind
+    /// `edit` for `rename` and `read` otherwise, the file as location.
+    fn describe(&self, args: &serde_json::Value, ctx: &ToolContext) -> Described {
+        let action = text_field(args, "action").unwrap_or_default();
+        let rename = action.trim().eq_ignore_ascii_case("rename");
+        let title = match query(args) {
+            Ok(q) => q.title(),
+            Err(_) => {
+                let parts: Vec<&str> = [
+                    Some(action),
+                    text_field(args, "path"),
+                    text_field(args, "symbol"),
+                ]
+                .into_iter()
+                .flatten()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .collect();
+                if parts.is_empty() {
+                    NAME.to_string()
+                } else {
+                    parts.join(" ")
+                }
+            }
+        };
+        Described {
+            title,
+            kind: if rename {
+                ToolKind::Edit
+            } else {
+                ToolKind::Read
+            },
+            locations: text_field(args, "path")
+                .map(|p| vec![absolute(&ctx.cwd, p.trim())])
+                .unwrap_or_default(),
+        }
+    }
+
     fn plan<'a>(
         &'a self,
         args: &'a serde_json::Value,
@@ -230,14 +270,17 @@ impl Tool for Lsp {
         args: &'a serde_json::Value,
         plan: Plan,
         _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, String> {
+    ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             if let Some(rename) = plan.state.and_then(|s| s.downcast::<RenamePlan>().ok()) {
-                return self.client.apply_rename(&rename).await;
+                return outcome(self.client.apply_rename(&rename).await, true);
             }
             match query(args) {
-                Ok(q) => self.client.call(&q).await,
-                Err(text) => text,
+                Ok(q) => {
+                    let rename = q.action == Action::Rename;
+                    outcome(self.client.call(&q).await, rename)
+                }
+                Err(text) => ToolOutput::fail(text),
             }
         })
     }

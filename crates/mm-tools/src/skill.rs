@@ -1,6 +1,7 @@
 //! `read_skill`: the full markdown of one skill under `skillsDir`. The
 //! finding rules (flat file first, no traversal, no symlink escape) live in
 //! `mm-skills`; this tool only declares the catalogue and shapes the text.
+//! Key values are redacted before the text is cut (decisions.md 3).
 
 use std::path::PathBuf;
 
@@ -8,7 +9,10 @@ use futures::future::BoxFuture;
 use mm_ui::ToolKind;
 use serde::Deserialize;
 
-use crate::tool::{Plan, Tool, ToolContext, ToolSpec, parse_args};
+use crate::bash::{fit, redacted};
+use crate::tool::{
+    Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, parse_args, text_field,
+};
 
 const NAME: &str = "read_skill";
 
@@ -23,6 +27,7 @@ pub struct ReadSkill {
     dir: PathBuf,
     max_output: usize,
     catalogue: String,
+    secrets: Vec<String>,
 }
 
 impl ReadSkill {
@@ -37,7 +42,15 @@ impl ReadSkill {
             catalogue: mm_skills::catalogue(&skills),
             dir: skills_dir,
             max_output,
+            secrets: Vec::new(),
         })
+    }
+
+    /// Key values to replace by `[redacted]` before the text is cut
+    /// (decisions.md 3): give it the toolbox's secrets.
+    pub fn with_secrets(mut self, secrets: &[String]) -> Self {
+        self.secrets = secrets.to_vec();
+        self
     }
 
     /// The base name asked for, or the unknown-name text.
@@ -77,6 +90,20 @@ impl Tool for ReadSkill {
         }
     }
 
+    /// `📖 read_skill: <name>` with the base name that is looked up, kind
+    /// `read`.
+    fn describe(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Described {
+        Described {
+            title: text_field(args, "name")
+                .map(mm_skills::base_name)
+                .filter(|n| !n.is_empty())
+                .unwrap_or(NAME)
+                .to_string(),
+            kind: ToolKind::Read,
+            locations: Vec::new(),
+        }
+    }
+
     fn plan<'a>(
         &'a self,
         args: &'a serde_json::Value,
@@ -93,15 +120,19 @@ impl Tool for ReadSkill {
         args: &'a serde_json::Value,
         _plan: Plan,
         _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, String> {
+    ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let skill = match self.find(args) {
                 Ok(s) => s,
-                Err(text) => return text,
+                Err(text) => return ToolOutput::fail(text),
             };
             match mm_skills::read(&skill) {
-                Ok(markdown) => crate::bash::fit(&markdown, "", self.max_output),
-                Err(e) => format!("cannot read skill \"{}\": {e}", skill.name),
+                Ok(markdown) => ToolOutput::ok(fit(
+                    &redacted(&markdown, &self.secrets),
+                    "",
+                    self.max_output,
+                )),
+                Err(e) => ToolOutput::fail(format!("cannot read skill \"{}\": {e}", skill.name)),
             }
         })
     }

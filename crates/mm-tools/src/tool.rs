@@ -112,11 +112,85 @@ impl Plan {
     }
 }
 
+/// What a call gives the model, and whether it failed. Tools say so
+/// themselves: a status guessed from the text would call a `cat` whose last
+/// line reads `[error: …]` a failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The text the model receives.
+    pub text: String,
+    /// The call did not do what it was asked (ToolEnd status `Failed`,
+    /// recorded in the history); the text says why.
+    pub failed: bool,
+}
+
+impl ToolOutput {
+    /// A call that did its job.
+    pub fn ok(text: impl Into<String>) -> Self {
+        ToolOutput {
+            text: text.into(),
+            failed: false,
+        }
+    }
+
+    /// A call that failed; `text` tells the model why.
+    pub fn fail(text: impl Into<String>) -> Self {
+        ToolOutput {
+            text: text.into(),
+            failed: true,
+        }
+    }
+}
+
+impl From<Result<String, String>> for ToolOutput {
+    /// `Err` is a failure, the way `plan` refuses.
+    fn from(r: Result<String, String>) -> Self {
+        match r {
+            Ok(text) => ToolOutput::ok(text),
+            Err(text) => ToolOutput::fail(text),
+        }
+    }
+}
+
+/// How a front end shows a call that has no plan (refused while planning,
+/// bad arguments): the title, kind and locations the reference gives the
+/// tool, read from whatever arguments arrived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Described {
+    pub title: String,
+    pub kind: ToolKind,
+    /// Absolute paths the call names.
+    pub locations: Vec<String>,
+}
+
+impl Described {
+    /// A plan that shows what `self` describes, needs no permission and
+    /// carries no state.
+    pub fn into_plan(self) -> Plan {
+        let mut plan = Plan::simple(self.title, self.kind);
+        plan.locations = self.locations;
+        plan
+    }
+}
+
 /// A built-in tool. Ordinary failures are text for the model: `plan`
 /// returns `Err(text)` for a call that must not run (bad arguments, missing
-/// file); `run` always returns text.
+/// file); `run` always returns a [`ToolOutput`] and says whether it failed.
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
+
+    /// Title, kind and locations of a call from its raw arguments (which
+    /// may be incomplete or not even an object), so that a call refused
+    /// before it has a plan is still shown as what it is. The default is
+    /// the tool's name, kind `Other`, no location.
+    fn describe(&self, args: &serde_json::Value, ctx: &ToolContext) -> Described {
+        let _ = (args, ctx);
+        Described {
+            title: self.spec().name,
+            kind: ToolKind::Other,
+            locations: Vec::new(),
+        }
+    }
 
     fn plan<'a>(
         &'a self,
@@ -129,7 +203,15 @@ pub trait Tool: Send + Sync {
         args: &'a serde_json::Value,
         plan: Plan,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, String>;
+    ) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// The string field `key` of the arguments, when it is one and not blank:
+/// what [`Tool::describe`] builds titles from.
+pub(crate) fn text_field<'a>(args: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    args.get(key)
+        .and_then(serde_json::Value::as_str)
+        .filter(|s| !s.trim().is_empty())
 }
 
 /// Parse a tool's arguments into its typed form, or give the reference's

@@ -9,13 +9,17 @@
 //!
 //! Redaction: every output is redacted here (key values → `[redacted]`) and
 //! then capped at `max_output` with the bash truncation rule, a safety net
-//! for tools that truncate on their own. `bash` also redacts while its
-//! output streams (give it the same keys), so that for it redaction happens
-//! before truncation as decisions.md 3 asks.
+//! for tools that truncate on their own. The tools that truncate (`bash`
+//! while its output streams, `read_file`, `read_skill`) redact first
+//! themselves, so that no half of a key survives a cut (decisions.md 3):
+//! give them the same keys (`BashSettings::secrets`, `with_secrets`).
 //!
 //! Status: `Failed` for unknown tools, bad arguments, plan refusals,
-//! rejections, not-run calls and outputs [`is_failure`] recognises; else
-//! `Completed`.
+//! rejections, not-run calls, panics, the detector's stop, and outputs the
+//! tool itself flagged as failed ([`ToolOutput::failed`]); else
+//! `Completed`. The text is never read to guess it. A call refused before
+//! it has a plan is shown with [`Tool::describe`]'s title, kind and
+//! locations.
 //!
 //! Texts of the toolbox itself:
 //! - `unknown tool "<name>"; available tools: a, b, c`
@@ -33,7 +37,7 @@ use mm_ui::{Decision, Event, ToolInfo, ToolKind, ToolStatus};
 use serde_json::Value;
 
 use crate::bash::{fit, preview, redact};
-use crate::tool::{Plan, Tool, ToolContext, ToolSpec, invalid_args};
+use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args};
 
 /// The result of a call that did not run because the turn stopped first.
 pub const NOT_RUN: &str = "[not run: the turn was stopped]";
@@ -53,11 +57,12 @@ pub struct ToolboxSettings {
 /// What the agent loop does with a call's result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallOutcome {
-    /// The text the model receives.
-    Output(String),
+    /// The text the model receives and whether the call failed (as the
+    /// `ToolEnd` status said).
+    Output(ToolOutput),
     /// Loop detector level 2: `output` is the tool's output followed by the
     /// stop sentence on its own line (decisions.md 5: that call DID run);
-    /// `error` is the stop sentence. The turn must end.
+    /// `error` is the stop sentence. The turn must end; the call failed.
     Stop { output: String, error: String },
 }
 
@@ -65,8 +70,16 @@ impl CallOutcome {
     /// The text that goes into the history for this call.
     pub fn output(&self) -> &str {
         match self {
-            CallOutcome::Output(text) => text,
+            CallOutcome::Output(out) => &out.text,
             CallOutcome::Stop { output, .. } => output,
+        }
+    }
+
+    /// Whether the call failed: what the history records with its result.
+    pub fn failed(&self) -> bool {
+        match self {
+            CallOutcome::Output(out) => out.failed,
+            CallOutcome::Stop { .. } => true,
         }
     }
 }
@@ -121,14 +134,23 @@ impl Toolbox {
             Ok(v) => v.clone(),
             Err(_) => Value::String(arguments.to_string()),
         };
-        let fallback_info = |kind| ToolInfo {
-            id: call_id.to_string(),
-            tool: name.to_string(),
-            title: name.to_string(),
-            kind,
-            input: input.clone(),
-            locations: Vec::new(),
-            change: None,
+        // A call that ends before it has a plan still gets a ToolStart
+        // (and its ToolEnd) so that every front end can show and close it.
+        let start_unplanned = |shown: Described| {
+            ctx.sink.event(Event::ToolStart {
+                info: ToolInfo {
+                    id: call_id.to_string(),
+                    tool: name.to_string(),
+                    title: shown.title,
+                    kind: shown.kind,
+                    input: input.clone(),
+                    locations: shown.locations,
+                    change: None,
+                },
+            });
+        };
+        let refused = |text: String| {
+            self.finish(call_id, name, arguments, ToolOutput::fail(text), false, ctx)
         };
 
         let Some(tool) = self.tools.iter().find(|(n, _)| n == name).map(|(_, t)| t) else {
@@ -138,27 +160,34 @@ impl Toolbox {
                 "unknown tool \"{name}\"; available tools: {}",
                 names.join(", ")
             );
-            ctx.sink.event(Event::ToolStart {
-                info: fallback_info(ToolKind::Other),
+            start_unplanned(Described {
+                title: name.to_string(),
+                kind: ToolKind::Other,
+                locations: Vec::new(),
             });
-            return self.finish(call_id, name, arguments, text, true, false, ctx);
+            return refused(text);
+        };
+        let describe = || {
+            std::panic::catch_unwind(AssertUnwindSafe(|| tool.describe(&input, ctx)))
+                .unwrap_or_else(|_| Described {
+                    title: name.to_string(),
+                    kind: ToolKind::Other,
+                    locations: Vec::new(),
+                })
         };
 
         let args = match parsed {
             Ok(v) if v.is_object() => v,
             Ok(_) => {
-                let text = invalid_args(name, "the arguments are not a JSON object");
-                ctx.sink.event(Event::ToolStart {
-                    info: fallback_info(ToolKind::Other),
-                });
-                return self.finish(call_id, name, arguments, text, true, false, ctx);
+                start_unplanned(describe());
+                return refused(invalid_args(name, "the arguments are not a JSON object"));
             }
             Err(e) => {
-                let text = invalid_args(name, &format!("the arguments are not valid JSON ({e})"));
-                ctx.sink.event(Event::ToolStart {
-                    info: fallback_info(ToolKind::Other),
-                });
-                return self.finish(call_id, name, arguments, text, true, false, ctx);
+                start_unplanned(describe());
+                return refused(invalid_args(
+                    name,
+                    &format!("the arguments are not valid JSON ({e})"),
+                ));
             }
         };
 
@@ -166,17 +195,12 @@ impl Toolbox {
         let plan: Plan = match planned {
             Ok(Ok(plan)) => plan,
             Ok(Err(text)) => {
-                ctx.sink.event(Event::ToolStart {
-                    info: fallback_info(ToolKind::Other),
-                });
-                return self.finish(call_id, name, arguments, text, true, false, ctx);
+                start_unplanned(describe());
+                return refused(text);
             }
             Err(panic) => {
-                ctx.sink.event(Event::ToolStart {
-                    info: fallback_info(ToolKind::Other),
-                });
-                let text = panic_text(name, panic.as_ref());
-                return self.finish(call_id, name, arguments, text, true, false, ctx);
+                start_unplanned(describe());
+                return refused(panic_text(name, panic.as_ref()));
             }
         };
 
@@ -185,7 +209,7 @@ impl Toolbox {
             tool: name.to_string(),
             title: plan.title.clone(),
             kind: plan.kind,
-            input,
+            input: input.clone(),
             locations: plan.locations.clone(),
             change: plan.change.clone(),
         };
@@ -207,13 +231,16 @@ impl Toolbox {
                         call_id,
                         name,
                         arguments,
-                        rejection.to_string(),
-                        true,
+                        ToolOutput::fail(rejection),
                         echo,
                         ctx,
                     );
                 }
-                Decision::Cancelled => return self.not_run(call_id, name, ctx),
+                // acp.md: an outcome `cancelled` means the turn was cancelled.
+                Decision::Cancelled => {
+                    ctx.cancel.cancel();
+                    return self.not_run(call_id, name, ctx);
+                }
             }
         }
         if ctx.cancel.is_cancelled() {
@@ -227,42 +254,50 @@ impl Toolbox {
             .catch_unwind()
             .await;
         let output = match ran {
-            Ok(text) => text,
-            Err(panic) => panic_text(name, panic.as_ref()),
+            Ok(output) => output,
+            Err(panic) => ToolOutput::fail(panic_text(name, panic.as_ref())),
         };
-        let failed = is_failure(name, &output);
-        self.finish(call_id, name, arguments, output, failed, echo, ctx)
+        self.finish(call_id, name, arguments, output, echo, ctx)
     }
 
     /// Redact, cap, record, append the detector's text, emit `ToolEnd`.
-    #[allow(clippy::too_many_arguments)]
     fn finish(
         &self,
         call_id: &str,
         name: &str,
         arguments: &str,
-        output: String,
-        failed: bool,
+        output: ToolOutput,
         echo: bool,
         ctx: &ToolContext,
     ) -> CallOutcome {
+        let ToolOutput {
+            text: output,
+            failed,
+        } = output;
         let mut output = redact(&output, &self.settings.secrets);
         if output.chars().count() > self.settings.max_output {
             output = fit(&output, "", self.settings.max_output);
         }
         let verdict = self.detector().record(name, arguments, &output);
-        let (outcome, failed) = match verdict {
-            Verdict::Ok => (CallOutcome::Output(output), failed),
+        let outcome = match verdict {
+            Verdict::Ok => CallOutcome::Output(ToolOutput {
+                text: output,
+                failed,
+            }),
             Verdict::Warn => {
                 push_line(&mut output, loop_detected_text());
-                (CallOutcome::Output(output), failed)
+                CallOutcome::Output(ToolOutput {
+                    text: output,
+                    failed,
+                })
             }
             Verdict::Stop => {
                 let error = stop_text(name);
                 push_line(&mut output, &error);
-                (CallOutcome::Stop { output, error }, true)
+                CallOutcome::Stop { output, error }
             }
         };
+        let failed = outcome.failed();
         let text = outcome.output().to_string();
         let preview = if echo {
             preview(&text, self.settings.preview_lines)
@@ -292,7 +327,7 @@ impl Toolbox {
             output: NOT_RUN.to_string(),
             preview: Vec::new(),
         });
-        CallOutcome::Output(NOT_RUN.to_string())
+        CallOutcome::Output(ToolOutput::fail(NOT_RUN))
     }
 }
 
@@ -322,93 +357,9 @@ fn panic_text(tool: &str, panic: &(dyn std::any::Any + Send)) -> String {
     format!("[error: the {tool} tool failed unexpectedly: {what}]")
 }
 
-/// Whether an output that ran is a failure, for the `ToolEnd` status
-/// (tools return plain text, so this reads the reference's texts):
-/// - any tool: a last line `[exit code: …]` or `[error: …]`, or a rejection
-///   (`[… rejected by the user]`);
-/// - `write_file`/`edit_file`: anything but their success headlines
-///   (`created `, `wrote `, `edited `, `dry run: `, `<path> unchanged: …`);
-/// - `read_file`: the one-line refusals (missing, directory, not text,
-///   start after end); `read_skill`: the unknown-name text.
-pub fn is_failure(tool: &str, output: &str) -> bool {
-    let last = output
-        .trim_end_matches('\n')
-        .rsplit('\n')
-        .next()
-        .unwrap_or("");
-    if last.starts_with("[exit code: ") || last.starts_with("[error: ") {
-        return true;
-    }
-    if output.starts_with('[')
-        && output.ends_with(" rejected by the user]")
-        && !output.contains('\n')
-    {
-        return true;
-    }
-    match tool {
-        "write_file" | "edit_file" => {
-            let first = output.split('\n').next().unwrap_or("");
-            !(first.starts_with("created ")
-                || first.starts_with("wrote ")
-                || first.starts_with("edited ")
-                || first.starts_with("dry run: ")
-                || first.ends_with(" unchanged: the content is identical, nothing written"))
-        }
-        "read_file" => {
-            !output.contains('\n')
-                && (output.ends_with(" does not exist. Create it with write_file")
-                    || output.ends_with(" is a directory")
-                    || (output.contains(" is not a text file (") && output.ends_with(" bytes)"))
-                    || (output.starts_with("start (") && output.contains(") is after end (")))
-        }
-        "read_skill" => output.starts_with("No skill named \""),
-        "lsp" => output.starts_with("[lsp: "),
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn failure_classification() {
-        assert!(is_failure("bash", "x\n[exit code: exit status 1]"));
-        assert!(is_failure("bash", "[error: 1s timeout exceeded]"));
-        assert!(is_failure("bash", "[command rejected by the user]"));
-        assert!(!is_failure("bash", "hi\n"));
-        assert!(!is_failure("bash", ""));
-        assert!(is_failure("lsp", "[lsp: \"foo\" not found in main.go]"));
-        assert!(!is_failure("lsp", "main.go:3:6  func foo() {"));
-        assert!(is_failure("edit_file", "old text not found in a.txt"));
-        assert!(is_failure(
-            "edit_file",
-            "a.txt changed on disk since it was read; read it again"
-        ));
-        assert!(!is_failure(
-            "edit_file",
-            "edited a.txt: 1 edit(s), +1 -1 lines, first change at line 2\n@@"
-        ));
-        assert!(!is_failure(
-            "write_file",
-            "a.txt unchanged: the content is identical, nothing written"
-        ));
-        assert!(!is_failure("write_file", "created a.txt (3 lines)\n+a"));
-        assert!(is_failure(
-            "read_file",
-            "a.txt does not exist. Create it with write_file"
-        ));
-        assert!(is_failure(
-            "read_file",
-            "a.bin is not a text file (12 bytes)"
-        ));
-        assert!(is_failure("read_file", "start (5) is after end (2)"));
-        assert!(!is_failure("read_file", "line one\nsrc is a directory"));
-        assert!(is_failure(
-            "read_skill",
-            "No skill named \"x\". Available skills: a"
-        ));
-    }
 
     #[test]
     fn own_line_rule() {

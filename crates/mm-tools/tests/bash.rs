@@ -445,7 +445,7 @@ async fn plan_and_spec() {
         .unwrap();
     assert_eq!(
         b.run(&json!({"command": "echo via-run"}), plan, &c).await,
-        "via-run\n"
+        mm_tools::ToolOutput::ok("via-run\n")
     );
 }
 

@@ -443,3 +443,91 @@ async fn spec_declares_the_reference_fields() {
     );
     assert!(spec.parameters["properties"].get("dry_run").is_some());
 }
+
+#[tokio::test]
+async fn a_hard_linked_file_is_edited_in_place_for_every_name() {
+    let env = Env::new();
+    env.write("a.txt", "one\ntwo\n");
+    fs::hard_link(env.path("a.txt"), env.path("b.txt")).unwrap();
+    let ino = fs::metadata(env.path("a.txt")).unwrap().ino();
+    let out = env
+        .outcome(&EditFile::new(), edits("a.txt", &[("two", "2")]))
+        .await;
+    assert!(!out.failed, "{}", out.text);
+    assert_eq!(env.read_str("b.txt"), "one\n2\n");
+    assert_eq!(env.read_str("a.txt"), "one\n2\n");
+    let meta = fs::metadata(env.path("a.txt")).unwrap();
+    assert_eq!((meta.ino(), meta.nlink()), (ino, 2));
+    assert_eq!(env.names(""), ["a.txt", "b.txt"]);
+}
+
+#[tokio::test]
+async fn the_owner_is_kept() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("the_owner_is_kept: skipped, only root can give a file away");
+        return;
+    }
+    let env = Env::new();
+    let p = env.write("owned.txt", "v1\n");
+    std::os::unix::fs::chown(&p, Some(1234), Some(1234)).unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
+    let ino = fs::metadata(&p).unwrap().ino();
+    let out = env
+        .outcome(&EditFile::new(), edits("owned.txt", &[("v1", "v2")]))
+        .await;
+    assert!(!out.failed, "{}", out.text);
+    let meta = fs::metadata(&p).unwrap();
+    assert_ne!(meta.ino(), ino, "replaced by rename");
+    assert_eq!((meta.uid(), meta.gid()), (1234, 1234));
+    assert_eq!(mode(&p), 0o640);
+    assert_eq!(env.read_str("owned.txt"), "v2\n");
+}
+
+#[tokio::test]
+async fn dry_run_may_come_as_a_string() {
+    let env = Env::new();
+    env.write("f.txt", "a\n");
+    let mut args = edits("f.txt", &[("a", "A")]);
+    args["dry_run"] = json!("true");
+    let out = env.call(&EditFile::new(), args.clone()).await;
+    assert!(out.starts_with("dry run: edited f.txt: "), "{out}");
+    assert_eq!(env.read_str("f.txt"), "a\n");
+    args["dry_run"] = json!("false");
+    let out = env.outcome(&EditFile::new(), args).await;
+    assert!(out.text.starts_with("edited f.txt: "), "{}", out.text);
+    assert!(!out.failed);
+    assert_eq!(env.read_str("f.txt"), "A\n");
+}
+
+#[tokio::test]
+async fn refusals_and_stale_plans_are_failures() {
+    let env = Env::new();
+    env.write("r.txt", "x\nx\n");
+    assert!(
+        env.outcome(&EditFile::new(), edits("r.txt", &[("x", "y")]))
+            .await
+            .failed
+    );
+    assert!(
+        env.outcome(&EditFile::new(), edits("nope.txt", &[("x", "y")]))
+            .await
+            .failed
+    );
+    let args = edits("r.txt", &[("x\nx", "y")]);
+    let plan = env.plan(&EditFile::new(), args.clone()).await.unwrap();
+    env.write("r.txt", "x\nx\nz\n");
+    let out = env.run_output(&EditFile::new(), args, plan).await;
+    assert_eq!(
+        out,
+        mm_tools::ToolOutput::fail("r.txt changed on disk since it was read; read it again")
+    );
+    // Nothing to change is not a failure.
+    let out = env
+        .outcome(&EditFile::new(), edits("r.txt", &[("z", "z")]))
+        .await;
+    assert_eq!(
+        out,
+        mm_tools::ToolOutput::ok("r.txt unchanged: the content is identical, nothing written")
+    );
+}

@@ -239,3 +239,103 @@ async fn spec_declares_the_reference_fields() {
     }
     assert_eq!(spec.parameters["required"], json!(["path"]));
 }
+
+#[tokio::test]
+async fn a_key_across_the_cut_is_redacted_before_truncation() {
+    let env = Env::new();
+    let key = "sk-live-0123456789abcdef";
+    // The cut inside line 1 falls at character 140 (200 minus the
+    // 59-character marker and its newline): in the middle of the key.
+    let line = format!("{}{key}{}", "x".repeat(125), "y".repeat(300));
+    env.write("k.txt", format!("{line}\nnext\n"));
+    let t = ReadFile::new(200).with_secrets(&[key.to_string()]);
+    let out = env.call(&t, json!({"path": "k.txt"})).await;
+    let marker = "[… truncated inside line 1; ask for start/end to read more]";
+    assert_eq!(
+        out,
+        format!("{}[redacted]{}\n{marker}", "x".repeat(125), "y".repeat(5))
+    );
+    assert!(!out.contains("sk-live"), "{out}");
+    // Whole lines: the key is replaced where it stands, lines still count.
+    env.write("w.txt", format!("a {key} b\nsecond\n"));
+    assert_eq!(
+        env.call(&t, json!({"path": "w.txt", "numbered": true}))
+            .await,
+        "1\ta [redacted] b\n2\tsecond\n"
+    );
+}
+
+#[tokio::test]
+async fn failures_are_flagged_by_the_tool_not_guessed_from_text() {
+    let env = Env::new();
+    let t = tool();
+    std::fs::create_dir(env.path("src")).unwrap();
+    env.write("bin.dat", [0xff, 0xfe]);
+    env.write("a.txt", "x\n");
+    for args in [
+        json!({"path": "gone.txt"}),
+        json!({"path": "src"}),
+        json!({"path": "bin.dat"}),
+        json!({"path": "a.txt", "start": 5, "end": 2}),
+        json!({"path": "a.txt", "start": "x"}),
+    ] {
+        assert!(env.outcome(&t, args.clone()).await.failed, "{args}");
+    }
+    // A file whose last line reads like a tool error is read fine.
+    env.write("log.txt", "ok\n[error: 30s timeout exceeded]\n");
+    let out = env.outcome(&t, json!({"path": "log.txt"})).await;
+    assert_eq!(
+        out,
+        mm_tools::ToolOutput::ok("ok\n[error: 30s timeout exceeded]\n")
+    );
+}
+
+#[tokio::test]
+async fn start_past_the_end_is_a_failure_that_says_so() {
+    let env = Env::new();
+    env.write("a.txt", "1\n2\n");
+    let out = env
+        .outcome(&tool(), json!({"path": "a.txt", "start": 3}))
+        .await;
+    assert_eq!(
+        out,
+        mm_tools::ToolOutput::fail("start (3) is past the end of a.txt (2 lines)")
+    );
+    // The last line itself is fine.
+    let out = env
+        .outcome(&tool(), json!({"path": "a.txt", "start": 2}))
+        .await;
+    assert_eq!(out, mm_tools::ToolOutput::ok("2\n"));
+}
+
+#[tokio::test]
+async fn numbers_and_booleans_may_come_as_strings() {
+    let env = Env::new();
+    env.write("a.txt", "a\nb\nc\nd\n");
+    let t = tool();
+    assert_eq!(
+        env.call(
+            &t,
+            json!({"path": "a.txt", "start": "2", "end": " 3 ", "numbered": "true"})
+        )
+        .await,
+        "2\tb\n3\tc"
+    );
+    assert_eq!(
+        env.call(
+            &t,
+            json!({"path": "a.txt", "start": 4, "end": null, "numbered": "false"})
+        )
+        .await,
+        "d\n"
+    );
+    assert_eq!(
+        env.call(&t, json!({"path": "a.txt", "start": "two"})).await,
+        "invalid arguments for read_file: expected a line number, got \"two\"; send a JSON object matching the tool's schema"
+    );
+    assert_eq!(
+        env.call(&t, json!({"path": "a.txt", "numbered": "yes"}))
+            .await,
+        "invalid arguments for read_file: expected true or false, got \"yes\"; send a JSON object matching the tool's schema"
+    );
+}

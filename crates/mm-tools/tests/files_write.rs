@@ -301,3 +301,50 @@ async fn spec_declares_path_and_content() {
     assert_eq!(spec.name, "write_file");
     assert_eq!(spec.parameters["required"], json!(["path", "content"]));
 }
+
+#[tokio::test]
+async fn a_hard_linked_file_is_written_in_place_for_every_name() {
+    let env = Env::new();
+    env.write("a.txt", "old\n");
+    fs::hard_link(env.path("a.txt"), env.path("b.txt")).unwrap();
+    let ino = fs::metadata(env.path("a.txt")).unwrap().ino();
+    let out = env
+        .outcome(
+            &WriteFile::new(),
+            json!({"path": "b.txt", "content": "new\n"}),
+        )
+        .await;
+    assert_eq!(
+        out,
+        mm_tools::ToolOutput::ok("wrote b.txt: +1 -1 lines\n@@ -1,1 +1,1 @@\n-old\n+new\n")
+    );
+    assert_eq!(env.read_str("a.txt"), "new\n");
+    let meta = fs::metadata(env.path("b.txt")).unwrap();
+    assert_eq!((meta.ino(), meta.nlink()), (ino, 2));
+    assert_eq!(env.names(""), ["a.txt", "b.txt"]);
+}
+
+#[tokio::test]
+async fn the_owner_and_group_are_kept() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("the_owner_and_group_are_kept: skipped, only root can give a file away");
+        return;
+    }
+    let env = Env::new();
+    let p = env.write("owned.txt", "v1\n");
+    std::os::unix::fs::chown(&p, Some(1234), Some(1234)).unwrap();
+    // Set-user-ID survives too: the mode is put back after the owner.
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o4750)).unwrap();
+    let out = env
+        .outcome(
+            &WriteFile::new(),
+            json!({"path": "owned.txt", "content": "v2\n"}),
+        )
+        .await;
+    assert!(!out.failed, "{}", out.text);
+    let meta = fs::metadata(&p).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (1234, 1234));
+    assert_eq!(mode(&p), 0o4750);
+    assert_eq!(env.read_str("owned.txt"), "v2\n");
+}

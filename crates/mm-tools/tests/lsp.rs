@@ -362,7 +362,7 @@ async fn a_file_changed_after_the_preview_is_not_written() {
         .unwrap();
     assert_eq!(
         out,
-        "greet.c changed on disk since it was read; read it again"
+        mm_tools::ToolOutput::fail("greet.c changed on disk since it was read; read it again")
     );
     assert_eq!(env.read("greet.c"), edited);
     assert_eq!(env.read("main.c"), MAIN_C);

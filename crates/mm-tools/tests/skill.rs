@@ -157,3 +157,40 @@ async fn a_skill_edited_after_start_is_read_fresh() {
         "Updated.\n"
     );
 }
+
+#[tokio::test]
+async fn a_key_across_the_cut_is_redacted_before_truncation() {
+    let env = Env::new();
+    let key = "sk-live-0123456789abcdef";
+    // max 300, 1800 + 24 characters: the head keeps 134 characters, so a
+    // key starting at 125 is cut by the truncation.
+    let body = format!("{}{key}{}", "a".repeat(125), "b".repeat(1675));
+    env.write("skills/k.md", &body);
+    let tool = ReadSkill::new(env.path("skills"), 300)
+        .unwrap()
+        .with_secrets(&[key.to_string()]);
+    let out = env.call(&tool, json!({"name": "k"})).await;
+    let expected = mm_tools::bash::fit(&body.replace(key, "[redacted]"), "", 300);
+    assert_eq!(out, expected);
+    assert!(
+        out.starts_with(&format!("{}[redacted]", "a".repeat(125))),
+        "{out}"
+    );
+    assert!(!out.contains("sk-live"), "{out}");
+    // Without the keys the tool shows the text as it is.
+    let plain = ReadSkill::new(env.path("skills"), 300).unwrap();
+    assert!(
+        env.call(&plain, json!({"name": "k"}))
+            .await
+            .contains("sk-live")
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_skill_is_a_failure_and_a_skill_is_not() {
+    let env = Env::new();
+    let tool = ReadSkill::new(skills(&env), 10_000).unwrap();
+    assert!(env.outcome(&tool, json!({"name": "nope"})).await.failed);
+    let out = env.outcome(&tool, json!({"name": "deploy"})).await;
+    assert_eq!(out, mm_tools::ToolOutput::ok(DEPLOY));
+}

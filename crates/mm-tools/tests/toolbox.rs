@@ -13,7 +13,9 @@ use bash_support::TempDir;
 use futures::future::BoxFuture;
 use mm_tools::bash::{Bash, ProcessRegistry};
 use mm_tools::toolbox::{CallOutcome, Toolbox, ToolboxSettings};
-use mm_tools::{PermissionMode, Permissions, Plan, Tool, ToolContext, ToolSpec, parse_args};
+use mm_tools::{
+    PermissionMode, Permissions, Plan, Tool, ToolContext, ToolOutput, ToolSpec, parse_args,
+};
 use mm_ui::{Decision, Event, Sink, ToolInfo, ToolKind, ToolStatus};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -63,7 +65,8 @@ impl Sink for TestSink {
 }
 
 /// A tool that answers `{text}` with a fixed output: "echo:<text>"; refuses
-/// `text == "refuse"` in its plan; panics on `text == "panic"`.
+/// `text == "refuse"` in its plan; panics on `text == "panic"`; reports a
+/// failure for a text starting with `fail`.
 struct Fixed {
     name: &'static str,
     needs_permission: bool,
@@ -105,13 +108,16 @@ impl Tool for Fixed {
         args: &'a serde_json::Value,
         _plan: Plan,
         _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, String> {
+    ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let a: FixedArgs = parse_args(self.name, args).unwrap();
             if a.text == "panic" {
                 panic!("boom");
             }
-            format!("echo:{}", a.text)
+            ToolOutput {
+                failed: a.text.starts_with("fail"),
+                text: format!("echo:{}", a.text),
+            }
         })
     }
 }
@@ -171,7 +177,7 @@ impl Setup {
     }
     async fn output(&self, name: &str, arguments: &str) -> String {
         match self.call(name, arguments).await {
-            CallOutcome::Output(text) => text,
+            CallOutcome::Output(out) => out.text,
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -218,7 +224,7 @@ async fn calls_can_be_spawned() {
     })
     .await
     .unwrap();
-    assert_eq!(out, CallOutcome::Output("spawned\n".to_string()));
+    assert_eq!(out, CallOutcome::Output(ToolOutput::ok("spawned\n")));
 }
 
 #[tokio::test]
@@ -581,7 +587,7 @@ async fn outputs_are_capped_at_max_output() {
         .call("c", "zeta", &json!({ "text": text }).to_string(), &ctx)
         .await;
     let expected = bash_support::expected_truncation(&format!("echo:{text}"), "", 200);
-    assert_eq!(out, CallOutcome::Output(expected));
+    assert_eq!(out, CallOutcome::Output(ToolOutput::ok(expected)));
 }
 
 #[tokio::test]
@@ -599,4 +605,163 @@ async fn cancelling_a_running_command_through_the_toolbox() {
     assert_eq!(out, "started\n[error: cancelled by the user]");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(end_of(&s.sink.events()).0, ToolStatus::Failed);
+}
+
+/// The ToolStart of the last call.
+fn last_start(events: &[Event]) -> ToolInfo {
+    events
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::ToolStart { info } => Some(info.clone()),
+            _ => None,
+        })
+        .expect("no ToolStart")
+}
+
+#[tokio::test]
+async fn a_call_refused_before_its_plan_is_still_shown_as_what_it_is() {
+    let dir = TempDir::new();
+    std::fs::create_dir(dir.path().join("skills")).unwrap();
+    std::fs::write(dir.path().join("skills/deploy.md"), "# Deploy\n").unwrap();
+    let server = mm_config::LspServer {
+        name: "fake".to_string(),
+        command: "bash".to_string(),
+        args: Vec::new(),
+        extensions: vec![".c".to_string()],
+    };
+    let (lsp, _) = mm_tools::lsp::Lsp::new(vec![server], dir.path().to_path_buf());
+    let tools: Vec<Box<dyn Tool>> = vec![
+        Box::new(Bash::with_registry(
+            bash_support::settings(20, 30_000),
+            ProcessRegistry::new(),
+        )),
+        Box::new(mm_tools::files::ReadFile::new(30_000)),
+        Box::new(mm_tools::files::WriteFile::new()),
+        Box::new(mm_tools::skill::ReadSkill::new(dir.path().join("skills"), 30_000).unwrap()),
+        Box::new(lsp.unwrap()),
+    ];
+    let toolbox = Toolbox::new(
+        tools,
+        ToolboxSettings {
+            max_output: 30_000,
+            preview_lines: 2,
+            secrets: Vec::new(),
+        },
+    );
+    let sink = TestSink::answering(&[]);
+    let ctx = ToolContext {
+        cwd: dir.path().to_path_buf(),
+        sink: sink.clone(),
+        cancel: CancellationToken::new(),
+        permissions: Arc::new(Permissions::new(PermissionMode::Ask)),
+    };
+    let abs = |p: &str| vec![dir.path().join(p).display().to_string()];
+    let cases: Vec<(&str, &str, &str, ToolKind, Vec<String>)> = vec![
+        (
+            "read_file",
+            r#"{"path": "missing.txt"}"#,
+            "missing.txt",
+            ToolKind::Read,
+            abs("missing.txt"),
+        ),
+        (
+            "read_file",
+            r#"{"path": "#,
+            "read_file",
+            ToolKind::Read,
+            vec![],
+        ),
+        (
+            "write_file",
+            r#"{"path": "sub/new.txt"}"#,
+            "sub/new.txt",
+            ToolKind::Edit,
+            abs("sub/new.txt"),
+        ),
+        (
+            "read_skill",
+            r#"{"name": "../nope"}"#,
+            "nope",
+            ToolKind::Read,
+            vec![],
+        ),
+        (
+            "lsp",
+            r#"{"action": "rename", "path": "main.c", "symbol": "greet"}"#,
+            "rename main.c greet",
+            ToolKind::Edit,
+            abs("main.c"),
+        ),
+        (
+            "lsp",
+            r#"{"action": "jump", "path": "main.c", "symbol": "greet"}"#,
+            "jump main.c greet",
+            ToolKind::Read,
+            abs("main.c"),
+        ),
+        (
+            "bash",
+            r#"{"command": 3}"#,
+            "bash",
+            ToolKind::Execute,
+            vec![],
+        ),
+        ("nope", r#"{"path": "x"}"#, "nope", ToolKind::Other, vec![]),
+    ];
+    for (tool, args, title, kind, locations) in cases {
+        let out = toolbox.call("c", tool, args, &ctx).await;
+        assert!(out.failed(), "{tool} {args}: {out:?}");
+        let events = sink.take_events();
+        assert_eq!(kinds(&events), vec!["start", "end"], "{tool} {args}");
+        let info = last_start(&events);
+        assert_eq!(
+            (info.title.as_str(), info.kind, info.locations),
+            (title, kind, locations),
+            "{tool} {args}"
+        );
+        assert_eq!(end_of(&events).0, ToolStatus::Failed);
+    }
+    // A call that runs shows its plan's title, the same the fallback gives.
+    std::fs::write(dir.path().join("here.txt"), "x\n").unwrap();
+    toolbox
+        .call("c", "read_file", r#"{"path": "here.txt"}"#, &ctx)
+        .await;
+    let info = last_start(&sink.take_events());
+    assert_eq!(
+        (info.title.as_str(), info.kind, info.locations),
+        ("here.txt", ToolKind::Read, abs("here.txt"))
+    );
+}
+
+#[tokio::test]
+async fn the_status_is_the_tools_word_never_a_guess_from_the_text() {
+    let s = setup(PermissionMode::Allow, &[], &[]);
+    // A `cat` of a log whose last line reads like a tool error.
+    let out = s
+        .call(
+            "bash",
+            r#"{"command":"printf 'ok\\n[error: 30s timeout exceeded]\\n'"}"#,
+        )
+        .await;
+    assert_eq!(
+        out,
+        CallOutcome::Output(ToolOutput::ok("ok\n[error: 30s timeout exceeded]\n"))
+    );
+    assert_eq!(end_of(&s.sink.take_events()).0, ToolStatus::Completed);
+    let out = s
+        .call("zeta", r#"{"text":"x\n[exit code: exit status 1]"}"#)
+        .await;
+    assert!(!out.failed());
+    assert_eq!(end_of(&s.sink.take_events()).0, ToolStatus::Completed);
+    // A tool that says it failed is failed, whatever its text.
+    let out = s.call("zeta", r#"{"text":"fail quietly"}"#).await;
+    assert_eq!(
+        out,
+        CallOutcome::Output(ToolOutput::fail("echo:fail quietly"))
+    );
+    assert_eq!(end_of(&s.sink.take_events()).0, ToolStatus::Failed);
+    // Rejections, refusals and not-run calls are failures in the outcome too.
+    assert!(s.call("zeta", r#"{"text":"refuse"}"#).await.failed());
+    assert!(s.call("nope", "{}").await.failed());
 }

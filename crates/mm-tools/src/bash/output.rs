@@ -146,6 +146,19 @@ pub fn redact(text: &str, secrets: &[String]) -> String {
     scan(text, text.len(), &r.secrets).0
 }
 
+/// [`redact`] that copies only when a key occurs: a big file without a key
+/// costs one scan per key, no copy.
+pub(crate) fn redacted<'a>(text: &'a str, secrets: &[String]) -> std::borrow::Cow<'a, str> {
+    if secrets
+        .iter()
+        .any(|s| !s.is_empty() && text.contains(s.as_str()))
+    {
+        std::borrow::Cow::Owned(redact(text, secrets))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 /// The marker line's text (without its newline).
 pub fn omitted_marker(omitted: u64) -> String {
     format!("[… {omitted} characters omitted …]")

@@ -1,7 +1,9 @@
 //! The disk side of the file tools: following symlinks, reading what is
-//! there, and replacing a file atomically with its mode kept.
+//! there, and replacing a file atomically with its mode and owner kept; a
+//! file with several hard links is rewritten in place instead, since a
+//! rename would leave the other names on the old content.
 
-use std::fs::{self, OpenOptions, Permissions};
+use std::fs::{self, Metadata, OpenOptions, Permissions};
 use std::io::{self, Read as _, Write as _};
 use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
@@ -9,12 +11,35 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{changed_on_disk, io_failure};
 
+/// What a write keeps of the file it replaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Kept {
+    /// Permission bits (`& 0o7777`), applied exactly.
+    pub mode: u32,
+    /// Owner and group, given back to the new file where we may.
+    pub uid: u32,
+    pub gid: u32,
+    /// Hard links to the file; more than one means "rewrite in place".
+    pub links: u64,
+}
+
+impl Kept {
+    fn of(meta: &Metadata) -> Kept {
+        Kept {
+            mode: meta.mode() & 0o7777,
+            uid: meta.uid(),
+            gid: meta.gid(),
+            links: meta.nlink(),
+        }
+    }
+}
+
 /// What a path holds.
 #[derive(Debug)]
 pub(super) enum Existing {
     Missing,
     Directory,
-    File { bytes: Vec<u8>, mode: u32 },
+    File { bytes: Vec<u8>, kept: Kept },
 }
 
 /// The file `path` finally names once every symlink on its last component
@@ -51,7 +76,7 @@ pub(super) fn load(target: &Path) -> io::Result<Existing> {
     let bytes = fs::read(target)?;
     Ok(Existing::File {
         bytes,
-        mode: meta.mode() & 0o7777,
+        kept: Kept::of(&meta),
     })
 }
 
@@ -71,27 +96,36 @@ pub(super) struct Pending {
     pub before: Option<Vec<u8>>,
     /// The new content.
     pub after: Content,
-    /// Mode to keep; `None` for a new file (created 0666 minus the umask).
-    pub mode: Option<u32>,
+    /// What to keep of the file as `plan` saw it; `None` for a new file
+    /// (created 0666 minus the umask).
+    pub kept: Option<Kept>,
     /// What the model gets once written.
     pub output: String,
 }
 
 /// Write `pending` unless the file changed since it was planned
-/// (decisions.md 7). `shown` is the path as the model gave it.
-pub(super) fn commit(pending: Pending, shown: &str) -> String {
+/// (decisions.md 7). `shown` is the path as the model gave it. `Err` is a
+/// failure (nothing or, for an in-place write that broke off, part was
+/// written), with its text.
+pub(super) fn commit(pending: Pending, shown: &str) -> Result<String, String> {
     match unchanged_since(&pending.target, pending.before.as_deref()) {
         Ok(true) => {}
-        Ok(false) => return changed_on_disk(shown),
-        Err(e) => return io_failure("read", shown, &e),
+        Ok(false) => return Err(changed_on_disk(shown)),
+        Err(e) => return Err(io_failure("read", shown, &e)),
     }
     if pending.before.is_none()
         && let Some(dir) = pending.target.parent()
         && !dir.as_os_str().is_empty()
         && let Err(e) = fs::create_dir_all(dir)
     {
-        return io_failure("create the folders of", shown, &e);
+        return Err(io_failure("create the folders of", shown, &e));
     }
+    // The content is as planned; its links, owner or mode may have moved
+    // since, and what is there now is what to keep.
+    let kept = match fs::metadata(&pending.target) {
+        Ok(meta) if pending.before.is_some() => Some(Kept::of(&meta)),
+        _ => pending.kept,
+    };
     let pieces: Vec<&[u8]> = match &pending.after {
         Content::Whole(text) => vec![text.as_bytes()],
         Content::Edited(applied) => {
@@ -107,9 +141,47 @@ pub(super) fn commit(pending: Pending, shown: &str) -> String {
                 .collect()
         }
     };
-    match write_atomic(&pending.target, &pieces, pending.mode) {
-        Ok(()) => pending.output,
-        Err(e) => io_failure("write", shown, &e),
+    let written = match kept {
+        Some(k) if k.links > 1 => write_in_place(&pending.target, &pieces),
+        kept => write_atomic(&pending.target, &pieces, kept.as_ref()),
+    };
+    match written {
+        Ok(()) => Ok(pending.output),
+        Err(e) => Err(io_failure("write", shown, &e)),
+    }
+}
+
+/// Rewrite `target` itself (truncate, write, fsync): every hard link to it
+/// sees the new content, and its mode and owner stay as they are. Not
+/// atomic, which is the price of keeping the links.
+fn write_in_place(target: &Path, pieces: &[&[u8]]) -> io::Result<()> {
+    let mut file = OpenOptions::new().write(true).truncate(true).open(target)?;
+    let mut out = io::BufWriter::with_capacity(1 << 16, &mut file);
+    for piece in pieces {
+        out.write_all(piece)?;
+    }
+    out.flush()?;
+    drop(out);
+    file.sync_all()
+}
+
+/// Give the new file the old one's owner and group, as far as we may: only
+/// root may give a file away, anyone may pick one of their own groups. So
+/// try both, then the group alone; a refusal (EPERM, or EINVAL for an id
+/// this user namespace cannot map) leaves the file ours, not unwritten.
+fn keep_owner(file: &fs::File, kept: &Kept) -> io::Result<()> {
+    let now = file.metadata()?;
+    if now.uid() == kept.uid && now.gid() == kept.gid {
+        return Ok(());
+    }
+    let refused = |e: &io::Error| matches!(e.raw_os_error(), Some(libc::EPERM | libc::EINVAL));
+    match std::os::unix::fs::fchown(file, Some(kept.uid), Some(kept.gid)) {
+        Ok(()) => Ok(()),
+        Err(e) if refused(&e) => match std::os::unix::fs::fchown(file, None, Some(kept.gid)) {
+            Err(e) if !refused(&e) => Err(e),
+            _ => Ok(()),
+        },
+        Err(e) => Err(e),
     }
 }
 
@@ -162,9 +234,11 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// Replace `target` with the concatenation of `pieces`: a temp file in the same folder, synced,
 /// then renamed over it, so a reader sees the old file or the new one and
-/// never half of either. `mode` is applied exactly (the umask does not cut
-/// a kept mode); without it the file is created 0666 minus the umask.
-pub(super) fn write_atomic(target: &Path, pieces: &[&[u8]], mode: Option<u32>) -> io::Result<()> {
+/// never half of either. `kept`'s mode is applied exactly (the umask does
+/// not cut a kept mode) and its owner where allowed; without it the file is
+/// created 0666 minus the umask.
+pub(super) fn write_atomic(target: &Path, pieces: &[&[u8]], kept: Option<&Kept>) -> io::Result<()> {
+    let mode = kept.map(|k| k.mode);
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -203,8 +277,11 @@ pub(super) fn write_atomic(target: &Path, pieces: &[&[u8]], mode: Option<u32>) -
         }
         out.flush()?;
         drop(out);
-        if let Some(mode) = mode {
-            file.set_permissions(Permissions::from_mode(mode))?;
+        if let Some(kept) = kept {
+            // Owner first: a change of owner clears set-user-ID bits that
+            // the mode then puts back.
+            keep_owner(&file, kept)?;
+            file.set_permissions(Permissions::from_mode(kept.mode))?;
         }
         file.sync_all()?;
         drop(file);
@@ -264,7 +341,8 @@ mod tests {
         let f = dir.path().join("f");
         fs::write(&f, "old").unwrap();
         fs::set_permissions(&f, Permissions::from_mode(0o751)).unwrap();
-        write_atomic(&f, &[b"ne", b"w"], Some(0o751)).unwrap();
+        let kept = Kept::of(&fs::metadata(&f).unwrap());
+        write_atomic(&f, &[b"ne", b"w"], Some(&kept)).unwrap();
         assert_eq!(fs::read_to_string(&f).unwrap(), "new");
         assert_eq!(fs::metadata(&f).unwrap().mode() & 0o7777, 0o751);
         let names: Vec<_> = fs::read_dir(dir.path()).unwrap().flatten().collect();

@@ -9,10 +9,11 @@ use serde::Deserialize;
 
 use super::disk::{self, Content, Existing, Pending};
 use super::{
-    Outcome, PREVIEW_LIMIT, Prepared, absolute, blocking, file_change, io_failure, is_directory,
-    large_change, missing, not_utf8, parse, run_write, unchanged, with_diff, write_plan,
+    Outcome, PREVIEW_LIMIT, Prepared, absolute, blocking, describe_path, file_change, io_failure,
+    is_directory, large_change, missing, not_utf8, parse, run_write, unchanged, with_diff,
+    write_plan,
 };
-use crate::tool::{Plan, Tool, ToolContext, ToolSpec, invalid_args};
+use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args};
 
 const NAME: &str = "edit_file";
 
@@ -36,7 +37,8 @@ struct EditArg {
 struct Args {
     path: String,
     edits: Vec<EditArg>,
-    dry_run: Option<bool>,
+    #[serde(default, deserialize_with = "crate::lenient::bool_field")]
+    dry_run: bool,
 }
 
 impl Args {
@@ -53,10 +55,10 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
     let path = a.path;
     let abs = absolute(cwd, &path);
     let target = disk::follow(&abs).map_err(|e| io_failure("read", &path, &e))?;
-    let (bytes, mode) = match disk::load(&target).map_err(|e| io_failure("read", &path, &e))? {
+    let (bytes, kept) = match disk::load(&target).map_err(|e| io_failure("read", &path, &e))? {
         Existing::Missing => return Err(missing(&path)),
         Existing::Directory => return Err(is_directory(&path)),
-        Existing::File { bytes, mode } => (bytes, mode),
+        Existing::File { bytes, kept } => (bytes, kept),
     };
     let original = String::from_utf8(bytes).map_err(|_| not_utf8(&path))?;
     let edits: Vec<mm_fileedit::Edit> = a
@@ -80,7 +82,7 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
         diff.added, diff.deleted
     );
     let output = with_diff(headline, &diff.text);
-    if a.dry_run.unwrap_or(false) {
+    if a.dry_run {
         return Ok(Prepared {
             abs,
             change: None,
@@ -117,7 +119,7 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
                 target,
                 before: Some(original.into_bytes()),
                 after: Content::Edited(applied),
-                mode: Some(mode),
+                kept: Some(kept),
                 output,
             },
             shown: path,
@@ -158,6 +160,11 @@ impl Tool for EditFile {
         }
     }
 
+    /// The path, kind `edit`, the absolute path as location.
+    fn describe(&self, args: &serde_json::Value, ctx: &ToolContext) -> Described {
+        describe_path(NAME, mm_ui::ToolKind::Edit, args, ctx)
+    }
+
     fn plan<'a>(
         &'a self,
         args: &'a serde_json::Value,
@@ -177,7 +184,7 @@ impl Tool for EditFile {
         args: &'a serde_json::Value,
         plan: Plan,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, String> {
+    ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let cwd = ctx.cwd.clone();
             let parsed = Args::parse(args);

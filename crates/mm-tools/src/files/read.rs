@@ -1,37 +1,63 @@
 //! `read_file`: lines of a text file, optionally a range, optionally
 //! numbered, cut to `maxOutput` on whole lines with a marker that says how
 //! to read on (tools-details.md).
+//!
+//! Key values are redacted from the file's text before the lines are
+//! picked and cut (decisions.md 3), so no part of a key reaches the model.
+//!
+//! `start` past the last line answers
+//! `start (S) is past the end of <path> (N lines)`, as a failure.
 
 use std::fs;
 use std::io;
 
 use futures::future::BoxFuture;
 use mm_ui::ToolKind;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
-use super::{absolute, blocking, io_failure, is_directory, missing, parse};
-use crate::tool::{Plan, Tool, ToolContext, ToolSpec, invalid_args};
+use super::{absolute, blocking, describe_path, io_failure, is_directory, missing, parse};
+use crate::bash::redacted;
+use crate::lenient;
+use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args};
 
 const NAME: &str = "read_file";
 
 /// The `read_file` tool. Reads only: no permission, kind `read`.
 pub struct ReadFile {
     max_output: usize,
+    secrets: Vec<String>,
 }
 
 impl ReadFile {
     /// `max_output`: the `maxOutput` setting, in characters.
     pub fn new(max_output: usize) -> Self {
-        ReadFile { max_output }
+        ReadFile {
+            max_output,
+            secrets: Vec::new(),
+        }
     }
+
+    /// Key values to replace by `[redacted]` before the text is cut
+    /// (decisions.md 3): give it the toolbox's secrets.
+    pub fn with_secrets(mut self, secrets: &[String]) -> Self {
+        self.secrets = secrets.to_vec();
+        self
+    }
+}
+
+fn line_number<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    lenient::u64_field(d, "a line number")
 }
 
 #[derive(Deserialize)]
 struct Args {
     path: String,
-    start: Option<u64>,
-    end: Option<u64>,
-    numbered: Option<bool>,
+    #[serde(default, deserialize_with = "line_number")]
+    start: u64,
+    #[serde(default, deserialize_with = "line_number")]
+    end: u64,
+    #[serde(default, deserialize_with = "lenient::bool_field")]
+    numbered: bool,
 }
 
 impl Args {
@@ -40,7 +66,7 @@ impl Args {
         if a.path.is_empty() {
             return Err(invalid_args(NAME, "path is empty"));
         }
-        let (start, end) = (a.start.unwrap_or(0), a.end.unwrap_or(0));
+        let (start, end) = (a.start, a.end);
         if start > 0 && end > 0 && start > end {
             return Err(format!("start ({start}) is after end ({end})"));
         }
@@ -70,6 +96,11 @@ impl Tool for ReadFile {
         }
     }
 
+    /// The path, kind `read`, the absolute path as location.
+    fn describe(&self, args: &serde_json::Value, ctx: &ToolContext) -> Described {
+        describe_path(NAME, ToolKind::Read, args, ctx)
+    }
+
     fn plan<'a>(
         &'a self,
         args: &'a serde_json::Value,
@@ -95,14 +126,15 @@ impl Tool for ReadFile {
         args: &'a serde_json::Value,
         _plan: Plan,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, String> {
+    ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let a = match Args::parse(args) {
                 Ok(a) => a,
-                Err(text) => return text,
+                Err(text) => return ToolOutput::fail(text),
             };
             let abs = absolute(&ctx.cwd, &a.path);
             let max = self.max_output;
+            let secrets = self.secrets.clone();
             blocking(move || {
                 let shown = a.path.as_str();
                 let bytes = match fs::read(&abs) {
@@ -114,30 +146,41 @@ impl Tool for ReadFile {
                 let size = bytes.len();
                 let text = String::from_utf8(bytes)
                     .map_err(|_| format!("{shown} is not a text file ({size} bytes)"))?;
-                Ok(render(
+                let text = redacted(&text, &secrets);
+                render(
                     &text,
-                    a.start.unwrap_or(0) as usize,
-                    a.end.unwrap_or(0) as usize,
-                    a.numbered.unwrap_or(false),
+                    usize::try_from(a.start).unwrap_or(usize::MAX),
+                    usize::try_from(a.end).unwrap_or(usize::MAX),
+                    a.numbered,
                     max,
                     shown,
-                ))
+                )
             })
             .await
-            .unwrap_or_else(|text| text)
+            .into()
         })
     }
 }
 
-/// The lines `start..=end` of `text` (0 = open), as the model sees them.
-fn render(text: &str, start: usize, end: usize, numbered: bool, max: usize, shown: &str) -> String {
+/// The lines `start..=end` of `text` (0 = open), as the model sees them;
+/// `Err` (a failure) when `start` is past the last line.
+fn render(
+    text: &str,
+    start: usize,
+    end: usize,
+    numbered: bool,
+    max: usize,
+    shown: &str,
+) -> Result<String, String> {
     let total = mm_fileedit::line_count(text);
     let first = start.max(1);
     if first > total.max(1) {
-        return format!("start ({start}) is past the end of {shown} ({total} lines)");
+        return Err(format!(
+            "start ({start}) is past the end of {shown} ({total} lines)"
+        ));
     }
     if total == 0 {
-        return String::new();
+        return Ok(String::new());
     }
     let last = if end == 0 { total } else { end.min(total) };
     let to_eof = last == total;
@@ -179,7 +222,7 @@ fn render(text: &str, start: usize, end: usize, numbered: bool, max: usize, show
         }
     }
     if !over {
-        return pieces.into_iter().map(|(p, _)| p).collect();
+        return Ok(pieces.into_iter().map(|(p, _)| p).collect());
     }
     let marker = |b: usize| {
         format!("[… truncated: lines {first}–{b} of {total} shown; ask for start/end to read more]")
@@ -197,11 +240,11 @@ fn render(text: &str, start: usize, end: usize, numbered: bool, max: usize, show
         let marker = format!("[… truncated inside line {first}; ask for start/end to read more]");
         let room = max.saturating_sub(marker.chars().count() + 1);
         let head: String = pieces[0].0.chars().take(room).collect();
-        return format!("{head}\n{marker}");
+        return Ok(format!("{head}\n{marker}"));
     }
     let mut out: String = pieces[..k].iter().map(|(p, _)| p.as_str()).collect();
     out.push_str(&marker(first + k - 1));
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -209,7 +252,7 @@ mod tests {
     use super::*;
 
     fn r(text: &str, start: usize, end: usize, numbered: bool) -> String {
-        render(text, start, end, numbered, 10_000, "f")
+        render(text, start, end, numbered, 10_000, "f").unwrap_or_else(|e| e)
     }
 
     #[test]
@@ -234,8 +277,8 @@ mod tests {
         assert_eq!(r("", 0, 0, false), "");
         assert_eq!(r("", 1, 0, false), "");
         assert_eq!(
-            r("a\nb\n", 5, 0, false),
-            "start (5) is past the end of f (2 lines)"
+            render("a\nb\n", 5, 0, false, 10_000, "f"),
+            Err("start (5) is past the end of f (2 lines)".to_string())
         );
     }
 
@@ -243,7 +286,7 @@ mod tests {
     fn truncation_keeps_whole_lines_within_max() {
         let t: String = (1..=100).map(|i| format!("line {i:03}\n")).collect();
         let max = 200;
-        let out = render(&t, 0, 0, false, max, "f");
+        let out = render(&t, 0, 0, false, max, "f").unwrap();
         // 14 lines of 9 characters and the 70-character marker: 196.
         let marker = "[… truncated: lines 1–14 of 100 shown; ask for start/end to read more]";
         let expected: String = (1..=14)
@@ -257,7 +300,7 @@ mod tests {
     #[test]
     fn truncation_inside_the_first_line() {
         let t = format!("{}\nsecond\n", "é".repeat(500));
-        let out = render(&t, 0, 0, false, 200, "f");
+        let out = render(&t, 0, 0, false, 200, "f").unwrap();
         let marker = "[… truncated inside line 1; ask for start/end to read more]";
         let head = "é".repeat(200 - marker.chars().count() - 1);
         assert_eq!(out, format!("{head}\n{marker}"));
@@ -267,7 +310,7 @@ mod tests {
     #[test]
     fn truncation_of_a_range_names_its_lines() {
         let t: String = (1..=100).map(|i| format!("{i}\n")).collect();
-        let out = render(&t, 50, 0, true, 200, "f");
+        let out = render(&t, 50, 0, true, 200, "f").unwrap();
         assert!(out.starts_with("50\t50\n51\t51\n"), "{out}");
         assert!(
             out.ends_with(" of 100 shown; ask for start/end to read more]"),

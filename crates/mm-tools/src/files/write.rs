@@ -8,10 +8,10 @@ use serde::Deserialize;
 
 use super::disk::{self, Content, Existing, Pending};
 use super::{
-    Outcome, Prepared, absolute, blocking, file_change, io_failure, is_directory, not_utf8, parse,
-    run_write, unchanged, with_diff, write_plan,
+    Outcome, Prepared, absolute, blocking, describe_path, file_change, io_failure, is_directory,
+    not_utf8, parse, run_write, unchanged, with_diff, write_plan,
 };
-use crate::tool::{Plan, Tool, ToolContext, ToolSpec, invalid_args};
+use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args};
 
 const NAME: &str = "write_file";
 
@@ -47,12 +47,12 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
     let abs = absolute(cwd, &path);
     let target = disk::follow(&abs).map_err(|e| io_failure("read", &path, &e))?;
     let existing = disk::load(&target).map_err(|e| io_failure("read", &path, &e))?;
-    let (mode, old) = match existing {
+    let (kept, old) = match existing {
         Existing::Directory => return Err(is_directory(&path)),
         Existing::Missing => (None, None),
-        Existing::File { bytes, mode } => {
+        Existing::File { bytes, kept } => {
             let old = String::from_utf8(bytes).map_err(|_| not_utf8(&path))?;
-            (Some(mode), Some(old))
+            (Some(kept), Some(old))
         }
     };
     if old.as_deref() == Some(content.as_str()) {
@@ -81,7 +81,7 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
                 target,
                 before,
                 after: Content::Whole(content),
-                mode,
+                kept,
                 output,
             },
             shown: path,
@@ -108,6 +108,11 @@ impl Tool for WriteFile {
         }
     }
 
+    /// The path, kind `edit`, the absolute path as location.
+    fn describe(&self, args: &serde_json::Value, ctx: &ToolContext) -> Described {
+        describe_path(NAME, mm_ui::ToolKind::Edit, args, ctx)
+    }
+
     fn plan<'a>(
         &'a self,
         args: &'a serde_json::Value,
@@ -127,7 +132,7 @@ impl Tool for WriteFile {
         args: &'a serde_json::Value,
         plan: Plan,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, String> {
+    ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let cwd = ctx.cwd.clone();
             let parsed = Args::parse(args);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mm_tools::{PermissionMode, Permissions, Plan, Tool, ToolContext};
+use mm_tools::{PermissionMode, Permissions, Plan, Tool, ToolContext, ToolOutput};
 use tokio_util::sync::CancellationToken;
 
 pub const REJECTED: &str = "[edit rejected by the user]";
@@ -57,8 +57,18 @@ impl Env {
             .expect("plan timed out")
     }
 
-    /// `run` of a plan, bounded.
+    /// `run` of a plan, bounded: the text.
     pub async fn run(&self, tool: &dyn Tool, args: serde_json::Value, plan: Plan) -> String {
+        self.run_output(tool, args, plan).await.text
+    }
+
+    /// `run` of a plan, bounded: text and status.
+    pub async fn run_output(
+        &self,
+        tool: &dyn Tool,
+        args: serde_json::Value,
+        plan: Plan,
+    ) -> ToolOutput {
         tokio::time::timeout(Duration::from_secs(30), tool.run(&args, plan, &self.ctx))
             .await
             .expect("run timed out")
@@ -67,9 +77,15 @@ impl Env {
     /// plan then run, as the toolbox does with permission granted: the
     /// text the model gets either way.
     pub async fn call(&self, tool: &dyn Tool, args: serde_json::Value) -> String {
+        self.outcome(tool, args).await.text
+    }
+
+    /// plan then run: text and status (a plan refusal is a failure, as the
+    /// toolbox counts it).
+    pub async fn outcome(&self, tool: &dyn Tool, args: serde_json::Value) -> ToolOutput {
         match self.plan(tool, args.clone()).await {
-            Ok(plan) => self.run(tool, args, plan).await,
-            Err(text) => text,
+            Ok(plan) => self.run_output(tool, args, plan).await,
+            Err(text) => ToolOutput::fail(text),
         }
     }
 
