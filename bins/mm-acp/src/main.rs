@@ -14,6 +14,8 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 /// The Agent Client Protocol server of mm. An editor starts it and speaks
 /// ACP over stdin/stdout; logs go to stderr (RUST_LOG sets the level).
+/// `--help`, `--version` and `--print-config` print to stdout and exit
+/// without running the protocol.
 #[derive(Debug, Parser)]
 #[command(name = "mm-acp", disable_version_flag = true)]
 struct Cli {
@@ -38,8 +40,9 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            // No protocol runs yet, but human output still goes to stderr.
-            eprint!("{}", e.render());
+            // No protocol runs then: `--help` goes to stdout like every
+            // binary's, a flag error to stderr.
+            let _ = e.print();
             return if e.use_stderr() {
                 ExitCode::from(2)
             } else {
@@ -74,7 +77,8 @@ fn main() -> ExitCode {
         );
         return match mm_agent::config::load(&sources) {
             Ok(loaded) => {
-                eprint!("{}", loaded.print());
+                // The same flag, and output, on every binary (config.md).
+                print!("{}", loaded.print());
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
     }
 
     init_logging();
+    install_panic_hook();
     let protocol_out = match take_stdout() {
         Ok(file) => file,
         Err(e) => {
@@ -150,6 +155,23 @@ async fn run(options: Options, sessions_enabled: bool, out: std::fs::File) -> i3
     server.shutdown().await;
     mm_agent::shutdown();
     code
+}
+
+/// A panic that ends mm kills the running tool process groups first
+/// (decisions.md 13); the report goes to stderr (the default hook writes to
+/// fd 2, and fd 1 is pointed at stderr as well), never to the protocol's
+/// stdout. Only the main thread's panic ends the process: a panic in a
+/// request's task is caught by tokio and the other sessions go on, so
+/// their commands are left running.
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    let main = std::thread::current().id();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() == main {
+            mm_agent::shutdown();
+        }
+        default(info);
+    }));
 }
 
 fn init_logging() {

@@ -352,7 +352,10 @@ impl Server {
         let stop = match commands::parse(&question, Front::Editor) {
             Parsed::Command { command, argument } => match command.name {
                 "new" => {
-                    agent.new_session();
+                    // The editor keeps this session's id: the same session
+                    // file goes on, so `session/load` of the id replays
+                    // what follows `/new`.
+                    agent.clear_conversation();
                     sink.message("Started a new session.");
                     StopReason::EndTurn
                 }
@@ -405,6 +408,10 @@ impl Server {
                             tracing::warn!("a cancelled turn did not stop within 30s; dropped");
                         }
                         drop(run);
+                        // A dropped turn can leave a call without its
+                        // result; the next request must still be valid
+                        // (decisions.md 5).
+                        agent.close_open_calls();
                         self.remember_saved(session, &agent);
                         return;
                     }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, EmbeddedResource, EmbeddedResourceResource,
     ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest, ResourceLink,
-    SessionUpdate, StopReason, TextResourceContents,
+    SessionId, SessionUpdate, StopReason, TextResourceContents,
 };
 use common::*;
 use mm_mock::{MockServer, Reply, Step};
@@ -794,6 +794,74 @@ async fn slash_commands_of_the_editor_slice_run_without_the_model() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn new_keeps_the_session_id_and_load_replays_what_followed() {
+    let mock = MockServer::start(vec![
+        Reply::text("before answer"),
+        Reply::text("after answer"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    let first_id = std::sync::Mutex::new(String::new());
+    run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        *first_id.lock().unwrap() = id.0.to_string();
+        ctx.prompt(&id, "before new").await;
+        assert_eq!(
+            ctx.prompt(&id, "/new").await.stop_reason,
+            StopReason::EndTurn
+        );
+        assert_eq!(
+            ctx.prompt(&id, "after new").await.stop_reason,
+            StopReason::EndTurn
+        );
+        ctx.drain();
+    })
+    .await;
+    // The model did not see the conversation before /new.
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let history: Vec<String> = messages(&requests[1].body)
+        .iter()
+        .map(content_text)
+        .collect();
+    assert!(!history.iter().any(|m| m == "before new"), "{history:?}");
+    assert_eq!(history.last().unwrap(), "after new");
+
+    // Another process: the editor's id still names the session, and it
+    // holds what came after /new.
+    run(&env, vec![], async |mut ctx| {
+        ctx.initialize().await;
+        let id = SessionId::new(first_id.lock().unwrap().clone());
+        let listed = ctx
+            .cx
+            .send_request(ListSessionsRequest::new().cwd(ctx.project.clone()))
+            .block_task()
+            .await
+            .unwrap();
+        let ids: Vec<String> = listed
+            .sessions
+            .iter()
+            .map(|s| s.session_id.0.to_string())
+            .collect();
+        assert_eq!(
+            ids,
+            [id.0.to_string()],
+            "/new must not start another session file"
+        );
+        ctx.cx
+            .send_request(LoadSessionRequest::new(id.clone(), ctx.project.clone()))
+            .block_task()
+            .await
+            .unwrap();
+        let replay = ctx.drain();
+        assert_eq!(chunks(&replay, "user_message_chunk"), "after new");
+        assert_eq!(chunks(&replay, "agent_message_chunk"), "after answer");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn malformed_lines_get_errors_and_the_agent_stays_up() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let mock = MockServer::start(vec![]).await.unwrap();
@@ -801,14 +869,18 @@ async fn malformed_lines_get_errors_and_the_agent_stays_up() {
     let (mut child, mut stdin, stdout) = env.spawn();
     let mut lines = BufReader::new(stdout).lines();
     let mut wire: Vec<String> = Vec::new();
-    let mut send = async |line: &str| {
-        stdin.write_all(line.as_bytes()).await.unwrap();
+    let mut send = async |line: &[u8]| {
+        stdin.write_all(line).await.unwrap();
         stdin.write_all(b"\n").await.unwrap();
         stdin.flush().await.unwrap();
     };
     let project = env.project.display().to_string();
-    send("this is not json").await;
-    send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#).await;
+    send(b"this is not json").await;
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#
+            .as_bytes(),
+    )
+    .await;
     // A client waits for `initialize` before anything else (requests sent
     // while it is in flight are refused by the protocol).
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
@@ -827,30 +899,35 @@ async fn malformed_lines_get_errors_and_the_agent_stays_up() {
             break;
         }
     }
-    send(r#"[]"#).await;
-    send(r#"{"jsonrpc":"2.0","id":2,"method":7}"#).await;
-    send(r#"{"jsonrpc":"2.0","id":3,"method":"session/frobnicate","params":{}}"#).await;
-    send(r#"{"jsonrpc":"2.0","id":4,"method":"_mm/unknown","params":{}}"#).await;
-    send(&format!(
-        r#"{{"jsonrpc":"2.0","id":5,"method":"session/new","params":{{"cwd":"{project}"}}}}"#
-    ))
+    send(r#"[]"#.as_bytes()).await;
+    // Bytes that are not UTF-8 are a malformed line too, not the end.
+    send(b"\xff\xfe garbage").await;
+    send(r#"{"jsonrpc":"2.0","id":2,"method":7}"#.as_bytes()).await;
+    send(r#"{"jsonrpc":"2.0","id":3,"method":"session/frobnicate","params":{}}"#.as_bytes()).await;
+    send(r#"{"jsonrpc":"2.0","id":4,"method":"_mm/unknown","params":{}}"#.as_bytes()).await;
+    send(
+        format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"session/new","params":{{"cwd":"{project}"}}}}"#
+        )
+        .as_bytes(),
+    )
     .await;
-    send(r#"{"jsonrpc":"2.0","method":"_mm/some_notification","params":{}}"#).await;
-    send(r#"{"jsonrpc":"2.0","method":"session/frobnicated","params":{}}"#).await;
-    send(r#"{"jsonrpc":"2.0","id":6,"method":"session/list","params":{}}"#).await;
-    send(&format!(
+    send(r#"{"jsonrpc":"2.0","method":"_mm/some_notification","params":{}}"#.as_bytes()).await;
+    send(r#"{"jsonrpc":"2.0","method":"session/frobnicated","params":{}}"#.as_bytes()).await;
+    send(r#"{"jsonrpc":"2.0","id":6,"method":"session/list","params":{}}"#.as_bytes()).await;
+    send(format!(
         r#"{{"jsonrpc":"2.0","id":7,"method":"session/new","params":{{"cwd":"{project}","mcpServers":[]}}}}"#
-    ))
+    ).as_bytes())
     .await;
 
-    // Read until every request has its answer: ids 1 and 3..=7, plus three
+    // Read until every request has its answer: ids 1 and 3..=7, plus four
     // errors without an id (`"method": 7` has an unreadable shape, so its
     // id is not trusted either).
     let mut by_id = std::collections::BTreeMap::new();
     let mut null_errors = Vec::new();
     let mut pending: std::collections::VecDeque<Value> = early.into();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while by_id.len() < 6 || null_errors.len() < 3 {
+    while by_id.len() < 6 || null_errors.len() < 4 {
         let v = match pending.pop_front() {
             Some(v) => v,
             None => {
@@ -874,7 +951,8 @@ async fn malformed_lines_get_errors_and_the_agent_stays_up() {
     let code = |v: &Value| v["error"]["code"].as_i64().unwrap();
     let mut nulls: Vec<i64> = null_errors.iter().map(code).collect();
     nulls.sort();
-    // `this is not json` → parse error; `[]` (a batch) and `"method": 7` →
+    // `this is not json` and the bytes that are not UTF-8 → parse error;
+    // `[]` (a batch) and `"method": 7` →
     // invalid request (answered without an id when none can be read).
     assert!(nulls.contains(&-32700), "{null_errors:?}");
     assert!(
@@ -883,7 +961,7 @@ async fn malformed_lines_get_errors_and_the_agent_stays_up() {
     );
     assert_eq!(by_id[&1]["result"]["protocolVersion"], 1);
     assert!(!by_id.contains_key(&2), "{:?}", by_id.get(&2));
-    assert_eq!(nulls, [-32700, -32600, -32600], "{null_errors:?}");
+    assert_eq!(nulls, [-32700, -32700, -32600, -32600], "{null_errors:?}");
     assert_eq!(code(&by_id[&3]), -32601);
     assert_eq!(code(&by_id[&4]), -32601);
     assert_eq!(code(&by_id[&5]), -32602);
@@ -938,9 +1016,8 @@ fn version_and_print_config_flags() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // Human output only on stderr.
-    assert!(out.stdout.is_empty());
-    let text = String::from_utf8(out.stderr).unwrap();
+    // No protocol runs: the same output, on stdout, as every binary's.
+    let text = String::from_utf8(out.stdout).unwrap();
     let model = text.lines().find(|l| l.starts_with("model ")).unwrap();
     assert!(
         model.contains("openai-compatible/x") && model.contains("--model"),
@@ -953,11 +1030,28 @@ fn version_and_print_config_flags() {
         .output()
         .unwrap();
     assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("--print-config")
+    );
+
+    // A flag error is not output: stderr and exit 2.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mm-acp"))
+        .arg("--no-such-flag")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     assert!(
         String::from_utf8(out.stderr)
             .unwrap()
-            .contains("--print-config")
+            .contains("--no-such-flag")
     );
 }
 

@@ -10,7 +10,10 @@ pub enum OutputFormat {
     /// The answer on stdout; tool lines, notices and errors on stderr.
     #[default]
     Text,
-    /// One JSON object per event and line on stdout.
+    /// One JSON object per event and line on stdout (`text`, `tool_start`,
+    /// `tool_end` …), then `usage` {prompt_tokens, completion_tokens} and,
+    /// last, `turn_end` {outcome: done|cancelled|max_turns|failed, error
+    /// (with failed), counters, prompt_tokens, completion_tokens}.
     Json,
 }
 

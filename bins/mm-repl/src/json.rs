@@ -1,15 +1,26 @@
 //! `--output-format json`: one JSON object per line on stdout for every
-//! event of the turn (`mm_ui::Event` as it serialises: `{"type":"text",
-//! "text":…}`, `tool_start`, `tool_end`, `turn_end` with the tokens …), for
-//! scripts and CI. Permission questions are answered like the text mode's
-//! (asked on the terminal when there is one, else rejected) and reported as
-//! a `permission` line.
+//! event of the turn, for scripts and CI. Every line has a `type`:
+//!
+//! - `text`, `reasoning`, `status` `{"text"}`; `notice`, `error` `{"text"}`;
+//! - `tool_start` `{"info": {id, tool, title, kind, input, locations,
+//!   change}}`, `tool_running` `{"id"}`, `tool_end` `{id, tool, status:
+//!   "completed"|"failed", output, preview}`;
+//! - `permission` `{id, tool, decision: "allow_once"|"allow_always"|
+//!   "reject"|"cancelled"}`: how a permission question was answered (asked
+//!   on the terminal when there is one, else rejected);
+//! - at the end of the turn, `usage` `{prompt_tokens, completion_tokens}`,
+//!   then, last, `turn_end` `{outcome: "done"|"cancelled"|"max_turns"|
+//!   "failed", error?: "why it failed" (only with "failed"), counters:
+//!   {commands, file_ops, skills, lsp_calls}, prompt_tokens,
+//!   completion_tokens}`.
+//!
+//! `outcome` is always a string, so a script can compare it directly.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use mm_ui::{Decision, Event, Sink, ToolInfo};
+use mm_ui::{Decision, Event, Sink, ToolInfo, TurnOutcome};
 
 use crate::keys::Controls;
 use crate::term::PERMISSION_PROMPT;
@@ -66,8 +77,44 @@ impl JsonSink {
     }
 }
 
+/// The `outcome` word of a `turn_end` line, and the reason of a failure.
+pub fn outcome_fields(outcome: &TurnOutcome) -> (&'static str, Option<&str>) {
+    match outcome {
+        TurnOutcome::Done => ("done", None),
+        TurnOutcome::Cancelled => ("cancelled", None),
+        TurnOutcome::MaxTurns => ("max_turns", None),
+        TurnOutcome::Failed(why) => ("failed", Some(why)),
+    }
+}
+
 impl Sink for JsonSink {
     fn event(&self, event: Event) {
+        if let Event::TurnEnd {
+            outcome,
+            counters,
+            prompt_tokens,
+            completion_tokens,
+        } = &event
+        {
+            self.line(&serde_json::json!({
+                "type": "usage",
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+            }));
+            let (word, error) = outcome_fields(outcome);
+            let mut end = serde_json::json!({
+                "type": "turn_end",
+                "outcome": word,
+                "counters": counters,
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+            });
+            if let Some(error) = error {
+                end["error"] = serde_json::Value::from(error);
+            }
+            self.line(&end);
+            return;
+        }
         match serde_json::to_string(&event) {
             Ok(line) => self.write(line),
             Err(e) => tracing::error!("event not serialisable: {e}"),
@@ -121,9 +168,54 @@ mod tests {
             lines[1],
             serde_json::json!({"type": "permission", "id": "c1", "tool": "bash", "decision": "reject"})
         );
-        assert_eq!(lines[2]["type"], "turn_end");
-        assert_eq!(lines[2]["outcome"], "done");
-        assert_eq!(lines[2]["prompt_tokens"], 1);
-        assert_eq!(lines.len(), 3);
+        assert_eq!(
+            lines[2],
+            serde_json::json!({"type": "usage", "prompt_tokens": 1, "completion_tokens": 2})
+        );
+        assert_eq!(
+            lines[3],
+            serde_json::json!({
+                "type": "turn_end",
+                "outcome": "done",
+                "counters": {"commands": 0, "file_ops": 0, "skills": 0, "lsp_calls": 0},
+                "prompt_tokens": 1,
+                "completion_tokens": 2,
+            })
+        );
+        assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn every_outcome_is_a_string_and_a_failure_says_why() {
+        let buf = Buffer::default();
+        let sink = JsonSink::with_writer(Box::new(buf.clone()), Arc::new(Controls::default()));
+        let mut counters = Counters::default();
+        counters.count("bash");
+        for outcome in [
+            TurnOutcome::Failed("the model server is down".into()),
+            TurnOutcome::Cancelled,
+            TurnOutcome::MaxTurns,
+        ] {
+            sink.event(Event::TurnEnd {
+                outcome,
+                counters,
+                prompt_tokens: 7,
+                completion_tokens: 0,
+            });
+        }
+        let ends: Vec<serde_json::Value> = buf
+            .text()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["type"] == "turn_end")
+            .collect();
+        assert_eq!(ends.len(), 3);
+        assert_eq!(ends[0]["outcome"], "failed");
+        assert_eq!(ends[0]["error"], "the model server is down");
+        assert_eq!(ends[0]["counters"]["commands"], 1);
+        assert_eq!(ends[1]["outcome"], "cancelled");
+        assert!(ends[1].get("error").is_none(), "{}", ends[1]);
+        assert_eq!(ends[2]["outcome"], "max_turns");
+        assert!(ends[2].get("error").is_none(), "{}", ends[2]);
     }
 }

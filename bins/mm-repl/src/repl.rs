@@ -2,7 +2,7 @@
 //! slash commands from the shared table, and one turn per question with
 //! Escape/Ctrl-C cancelling it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use mm_agent::Agent;
@@ -172,26 +172,11 @@ impl Repl {
                 tools.join(", ")
             }
         ));
-        let config = agent.config();
-        let skills = count_skills(&config.skills_dir);
-        s.say_dim(&format!(
-            "skills  {} in {}",
-            if skills == 0 {
-                "none".to_owned()
-            } else {
-                skills.to_string()
-            },
-            config.skills_dir.display()
-        ));
+        s.say_dim(&skills_line(agent));
         for warning in agent.warnings() {
             s.notice(warning);
         }
-        s.say_dim(&format!(
-            "lsp     {}",
-            agent.lsp_servers().unwrap_or_else(|| {
-                "no language server found on the PATH: the lsp tool is not declared".to_owned()
-            })
-        ));
+        s.say_dim(&lsp_line(agent));
         s.say_dim("/help lists the commands · Esc or Ctrl-C stops a turn · Ctrl-D quits");
     }
 
@@ -314,41 +299,78 @@ fn short_time(t: &time::OffsetDateTime) -> String {
     t.format(&format).unwrap_or_else(|_| t.to_string())
 }
 
-/// How many skills `dir` holds: `<name>.md` or `<name>/SKILL.md`.
-pub fn count_skills(dir: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
+/// The banner's skills line: how many skills `read_skill` offers (the
+/// agent's own count, so the banner and the tool never disagree).
+pub fn skills_line(agent: &Agent) -> String {
+    let n = agent.skills().len();
+    let count = if n == 0 {
+        "none".to_owned()
+    } else {
+        n.to_string()
     };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let path = e.path();
-            let name = e.file_name().into_string().ok()?;
-            if path.is_dir() {
-                path.join("SKILL.md").is_file().then_some(name)
-            } else {
-                name.strip_suffix(".md").map(str::to_owned)
-            }
-        })
-        .collect();
-    names.sort();
-    names.dedup();
-    names.len()
+    format!("skills  {count} in {}", agent.config().skills_dir.display())
 }
+
+/// The banner's language-server line.
+pub fn lsp_line(agent: &Agent) -> String {
+    format!(
+        "lsp     {}",
+        agent.lsp_servers().unwrap_or_else(|| NO_LSP.to_owned())
+    )
+}
+
+/// Said when no configured language server is on the PATH.
+pub const NO_LSP: &str = "no language server found on the PATH: the lsp tool is not declared";
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mm_agent::PermissionSource;
+    use std::path::Path;
+
+    /// An agent with default settings, its skills in `skills` and no
+    /// language server (no request is made).
+    fn agent(dir: &Path, skills: &Path) -> Agent {
+        let mut env = std::collections::BTreeMap::new();
+        env.insert("HOME".to_owned(), dir.join("home").display().to_string());
+        let sources = mm_config::Sources {
+            cwd: dir.to_path_buf(),
+            env,
+            ..mm_config::Sources::default()
+        };
+        let mut config = mm_config::load(&sources).unwrap().config;
+        config.skills_dir = skills.to_path_buf();
+        config.lsp.servers.clear();
+        Agent::new(config, dir, PermissionSource::Terminal).unwrap()
+    }
 
     #[test]
-    fn skills_are_flat_files_or_folders_with_skill_md() {
+    fn the_banner_counts_the_skills_read_skill_offers() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(count_skills(&dir.path().join("missing")), 0);
-        std::fs::write(dir.path().join("deploy.md"), "x").unwrap();
-        std::fs::create_dir(dir.path().join("review")).unwrap();
-        std::fs::write(dir.path().join("review/SKILL.md"), "x").unwrap();
-        std::fs::create_dir(dir.path().join("empty")).unwrap();
-        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
-        assert_eq!(count_skills(dir.path()), 2);
+        let skills = dir.path().join("skills");
+        let a = agent(dir.path(), &skills);
+        assert_eq!(
+            skills_line(&a),
+            format!("skills  none in {}", skills.display())
+        );
+
+        std::fs::create_dir(&skills).unwrap();
+        std::fs::write(skills.join("deploy.md"), "# Deploy").unwrap();
+        std::fs::create_dir(skills.join("review")).unwrap();
+        std::fs::write(skills.join("review/SKILL.md"), "# Review").unwrap();
+        std::fs::create_dir(skills.join("empty")).unwrap();
+        std::fs::write(skills.join("notes.txt"), "x").unwrap();
+        // Hidden names are never skills: read_skill does not offer them.
+        std::fs::write(skills.join(".draft.md"), "x").unwrap();
+        let a = agent(dir.path(), &skills);
+        assert_eq!(a.skills(), ["deploy", "review"]);
+        assert_eq!(
+            skills_line(&a),
+            format!("skills  2 in {}", skills.display())
+        );
+        assert_eq!(
+            lsp_line(&a),
+            "lsp     no language server found on the PATH: the lsp tool is not declared"
+        );
     }
 }

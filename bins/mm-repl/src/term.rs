@@ -47,10 +47,13 @@ pub fn tool_line(tool: &str, title: &str) -> String {
 
 /// The dimmed lines shown under a tool line once the call ended.
 ///
-/// Commands (`bash`, `lsp`) echo their first `previewLines` lines, or
-/// `(no output)`; `read_skill` echoes nothing (the reference: the content
-/// is not echoed) unless it failed; `read_file` says how much it read; the
-/// other tools show their headline, the first line of their output.
+/// Commands (`bash`, `lsp`) echo their first `previewLines` lines and
+/// nothing more, or `(no output)`; a failed call that never ran (invalid
+/// arguments, not run) has no preview, so it shows the first line of its
+/// output, the reason. `read_skill` echoes nothing (the reference: the
+/// content is not echoed) unless it failed; `read_file` says how much it
+/// read; the other tools show their headline, the first line of their
+/// output.
 pub fn result_lines(
     tool: &str,
     status: ToolStatus,
@@ -68,18 +71,12 @@ pub fn result_lines(
     match tool {
         "bash" | "lsp" => {
             if output.is_empty() {
-                return vec![NO_OUTPUT.to_owned()];
+                vec![NO_OUTPUT.to_owned()]
+            } else if preview.is_empty() && status == ToolStatus::Failed {
+                first()
+            } else {
+                preview.to_vec()
             }
-            let mut lines = preview.to_vec();
-            let total = output.lines().count();
-            if total > lines.len() && !lines.is_empty() {
-                let more = total - lines.len();
-                lines.push(format!(
-                    "… ({more} more line{})",
-                    if more == 1 { "" } else { "s" }
-                ));
-            }
-            lines
         }
         "read_skill" if status == ToolStatus::Completed => Vec::new(),
         "read_file" if status == ToolStatus::Completed => {
@@ -90,20 +87,25 @@ pub fn result_lines(
     }
 }
 
-/// The line after a turn: the recap of non-zero counters and the tokens
-/// used; empty when there is nothing to say.
-pub fn recap_line(counters: &Counters, prompt_tokens: u64, completion_tokens: u64) -> String {
-    let mut parts = Vec::new();
+/// The dimmed lines after a turn: the recap line, which holds the non-zero
+/// counters alone (decisions.md 9), then the tokens used on a line of
+/// their own; either is left out when it has nothing to say.
+pub fn after_turn_lines(
+    counters: &Counters,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+) -> Vec<String> {
+    let mut lines = Vec::new();
     let recap = counters.recap();
     if !recap.is_empty() {
-        parts.push(recap);
+        lines.push(recap);
     }
     if prompt_tokens + completion_tokens > 0 {
-        parts.push(format!(
+        lines.push(format!(
             "tokens: {prompt_tokens} in, {completion_tokens} out"
         ));
     }
-    parts.join("  ")
+    lines
 }
 
 struct State {
@@ -277,8 +279,7 @@ impl TermSink {
                 if outcome == TurnOutcome::Cancelled {
                     notice(&mut st.screen, "cancelled");
                 }
-                let line = recap_line(&counters, prompt_tokens, completion_tokens);
-                if !line.is_empty() {
+                for line in after_turn_lines(&counters, prompt_tokens, completion_tokens) {
                     st.screen.write_styled(Target::Info, Style::Dim, &line);
                     st.screen.write(Target::Info, "\n");
                 }
@@ -452,9 +453,25 @@ mod tests {
             ["(no output)"]
         );
         let preview: Vec<String> = ["1", "2"].iter().map(|s| s.to_string()).collect();
+        // Up to previewLines lines, and not one more.
         assert_eq!(
             result_lines("bash", ToolStatus::Completed, "1\n2\n3\n4\n", &preview),
-            ["1", "2", "… (2 more lines)"]
+            ["1", "2"]
+        );
+        // A call that failed without running says why.
+        let invalid = "invalid arguments for bash: missing field `command`; send a JSON object matching the tool's schema";
+        assert_eq!(
+            result_lines("bash", ToolStatus::Failed, invalid, &[]),
+            [invalid]
+        );
+        assert_eq!(
+            result_lines(
+                "lsp",
+                ToolStatus::Failed,
+                "[not run: the turn was stopped]",
+                &[]
+            ),
+            ["[not run: the turn was stopped]"]
         );
         assert_eq!(
             result_lines("bash", ToolStatus::Completed, "1\n2\n", &preview),
@@ -501,9 +518,30 @@ mod tests {
         });
         assert_eq!(
             out.text(),
-            "hmm\nLet me look.\n🛠️  bash: echo hi\n   hi\nIt says hi.\n⚙ 1 command(s)  tokens: 10 in, 3 out\n"
+            "hmm\nLet me look.\n🛠️  bash: echo hi\n   hi\nIt says hi.\n⚙ 1 command(s)\ntokens: 10 in, 3 out\n"
         );
         assert_eq!(err.text(), "");
+    }
+
+    #[test]
+    fn the_recap_line_holds_only_the_counters() {
+        let mut counters = Counters::default();
+        counters.count("bash");
+        counters.count("bash");
+        counters.count("edit_file");
+        assert_eq!(
+            after_turn_lines(&counters, 120, 7),
+            ["⚙ 2 command(s)  📝 1 file op(s)", "tokens: 120 in, 7 out"]
+        );
+        assert_eq!(
+            after_turn_lines(&counters, 0, 0),
+            ["⚙ 2 command(s)  📝 1 file op(s)"]
+        );
+        assert_eq!(
+            after_turn_lines(&Counters::default(), 5, 1),
+            ["tokens: 5 in, 1 out"]
+        );
+        assert!(after_turn_lines(&Counters::default(), 0, 0).is_empty());
     }
 
     #[test]

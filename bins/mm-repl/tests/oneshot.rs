@@ -173,7 +173,39 @@ fn json_events_parse_and_come_in_order() {
     assert_eq!(answer, "It printed hi.");
     let last = events.last().unwrap();
     assert_eq!(last["outcome"], "done");
+    assert!(last.get("error").is_none(), "{last}");
     assert_eq!(last["counters"]["commands"], 1);
+    // The tokens of the turn, on a `usage` line just before the end.
+    let usage = &events[events.len() - 2];
+    assert_eq!(usage["type"], "usage", "{kinds:?}");
+    assert!(usage["prompt_tokens"].is_u64(), "{usage}");
+    assert!(usage["completion_tokens"].is_u64(), "{usage}");
+    assert_eq!(usage["prompt_tokens"], last["prompt_tokens"]);
+}
+
+#[test]
+fn json_turn_end_outcomes_are_strings_with_the_error_beside() {
+    let w = World::new(vec![Reply::status(400, "no such model")], "");
+    let out = w.run(&["-p", "hi", "--output-format", "json"], None);
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", text(&out.stderr));
+    let last: serde_json::Value =
+        serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "turn_end");
+    assert_eq!(last["outcome"], "failed", "{last}");
+    let error = last["error"].as_str().unwrap_or_else(|| panic!("{last}"));
+    assert!(error.contains("no such model"), "{last}");
+
+    let script = vec![
+        Reply::tool_call("c1", "bash", r#"{"command":"echo one"}"#),
+        Reply::tool_call("c2", "bash", r#"{"command":"echo two"}"#),
+    ];
+    let w = World::new(script, "maxTurns: 1\n");
+    let out = w.run(&["-p", "loop", "--output-format", "json"], None);
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", text(&out.stderr));
+    let last: serde_json::Value =
+        serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "max_turns", "{last}");
+    assert!(last.get("error").is_none(), "{last}");
 }
 
 #[test]

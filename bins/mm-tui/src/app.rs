@@ -70,8 +70,10 @@ impl App {
         let config = agent.config().clone();
         let ui = Ui::new(&agent.model(), &home_short(&cwd), mm_agent::version());
         let shared = Shared::new();
+        let banner = start_notice(&agent);
         let warnings = agent.warnings().to_vec();
         shared.update(|t| {
+            t.push(EntryKind::Notice(banner));
             for text in warnings {
                 t.apply(
                     mm_agent::ui::Event::Notice { text },
@@ -662,6 +664,40 @@ impl App {
     }
 }
 
+/// Said when no configured language server is on the PATH.
+pub const NO_LSP: &str = "no language server found on the PATH: the lsp tool is not declared";
+
+/// The first entry of the window: what mm-repl's banner says — the model,
+/// the folder, the tools declared, the skills found and the language
+/// servers (or why `lsp` is missing), so the window hides none of it.
+pub fn start_notice(agent: &Agent) -> String {
+    let tools = agent.tool_names();
+    let tools = if tools.is_empty() {
+        "none".to_string()
+    } else {
+        tools.join(", ")
+    };
+    let skills = agent.skills().len();
+    let skills = if skills == 0 {
+        "none".to_string()
+    } else {
+        skills.to_string()
+    };
+    let lsp = agent.lsp_servers().unwrap_or_else(|| NO_LSP.to_string());
+    [
+        format!("model   {} at {}", agent.model(), agent.base_url()),
+        format!("cwd     {}", agent.cwd().display()),
+        format!("tools   {tools}"),
+        format!(
+            "skills  {skills} in {}",
+            agent.config().skills_dir.display()
+        ),
+        format!("lsp     {lsp}"),
+        "/help lists the commands · Esc stops a turn · Ctrl-C twice quits".to_string(),
+    ]
+    .join("\n")
+}
+
 /// Keys, for `/help` (the full table is in keymap.rs).
 pub const KEYS_HELP: &str = "Enter send · Alt-Enter new line · Up/Down history · PgUp/PgDn scroll · Tab select a tool call or thinking, Enter/Ctrl-O unfold · Esc cancel · @ then Tab complete a path · Ctrl-C twice quit";
 
@@ -780,6 +816,10 @@ mod tests {
     /// An app over an agent with default settings in a temp world (no
     /// request is made: these tests only use local commands and keys).
     fn app(dir: &std::path::Path) -> App {
+        App::new(agent(dir))
+    }
+
+    fn agent(dir: &std::path::Path) -> Agent {
         let mut env = std::collections::BTreeMap::new();
         env.insert("HOME".to_string(), dir.join("home").display().to_string());
         let sources = Sources {
@@ -790,7 +830,35 @@ mod tests {
         let mut config = load(&sources).unwrap().config;
         // Which language servers this machine has must not move entries.
         config.lsp.servers.clear();
-        App::new(Agent::new(config, dir, PermissionSource::Terminal).unwrap())
+        config.skills_dir = dir.join("skills");
+        Agent::new(config, dir, PermissionSource::Terminal).unwrap()
+    }
+
+    #[test]
+    fn the_window_starts_with_what_the_repl_banner_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let skills = dir.path().join("skills");
+        std::fs::create_dir(&skills).unwrap();
+        std::fs::write(skills.join("deploy.md"), "# Deploy").unwrap();
+        std::fs::create_dir(skills.join("review")).unwrap();
+        std::fs::write(skills.join("review/SKILL.md"), "# Review").unwrap();
+        let app = app(dir.path());
+        let first = app.shared.lock().entries()[0].kind.clone();
+        let EntryKind::Notice(text) = first else {
+            panic!("{first:?}")
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("model   "), "{text}");
+        assert_eq!(lines[1], format!("cwd     {}", dir.path().display()));
+        assert_eq!(
+            lines[2],
+            "tools   bash, read_file, write_file, edit_file, read_skill"
+        );
+        assert_eq!(lines[3], format!("skills  2 in {}", skills.display()));
+        assert_eq!(
+            lines[4],
+            "lsp     no language server found on the PATH: the lsp tool is not declared"
+        );
     }
 
     fn key(app: &mut App, code: KeyCode) {
@@ -909,8 +977,9 @@ mod tests {
             Message::tool("c1", "bash", "out\n"),
         ];
         app.shared.update(|t| load_history(t, &messages));
+        let tool_index = app.shared.lock().len() - 1;
         key(&mut app, KeyCode::Tab);
-        assert_eq!(app.ui.selected, Some(1));
+        assert_eq!(app.ui.selected, Some(tool_index));
         key(&mut app, KeyCode::Enter);
         let EntryKind::Tool(tool) = last(&app) else {
             panic!()

@@ -44,13 +44,7 @@ pub struct Cli {
 
 /// Everything before the window opens; errors are one line on stderr.
 pub fn prepare(cli: &Cli) -> Result<Option<Agent>, (String, u8)> {
-    let cwd = match &cli.cwd {
-        Some(dir) => {
-            std::fs::canonicalize(dir).map_err(|e| (format!("--cwd {}: {e}", dir.display()), 2))?
-        }
-        None => std::env::current_dir()
-            .map_err(|e| (format!("cannot read the working directory: {e}"), 2))?,
-    };
+    let cwd = working_dir(cli.cwd.as_ref()).map_err(|e| (e, 2))?;
     let flags = Overrides {
         model: cli.model.clone(),
         base_url: cli.base_url.clone(),
@@ -70,6 +64,24 @@ pub fn prepare(cli: &Cli) -> Result<Option<Agent>, (String, u8)> {
             .map_err(|e| (e.to_string(), 2))?;
     }
     Ok(Some(agent))
+}
+
+/// The session's root: `--cwd` (which must be a directory, as for
+/// mm-repl) or the process's.
+pub fn working_dir(flag: Option<&PathBuf>) -> Result<PathBuf, String> {
+    match flag {
+        Some(dir) => {
+            let full =
+                std::fs::canonicalize(dir).map_err(|e| format!("--cwd {}: {e}", dir.display()))?;
+            if !full.is_dir() {
+                return Err(format!("--cwd {}: not a directory", full.display()));
+            }
+            Ok(full)
+        }
+        None => {
+            std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))
+        }
+    }
 }
 
 /// Exit code of a start-up failure.

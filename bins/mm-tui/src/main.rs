@@ -1,11 +1,13 @@
 //! `mm-tui`: flags, settings, then the window (everything is in the lib).
 
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use clap::Parser;
 use futures::StreamExt;
 use mm_tui::cli::{self, Cli};
-use mm_tui::{App, terminal};
+use mm_tui::{App, logging, terminal};
 
 /// Kill the tool processes still running (decisions.md 13).
 fn stop_tools() {
@@ -14,6 +16,7 @@ fn stop_tools() {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    logging::init(&mm_agent::config::state_dir());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -25,8 +28,12 @@ fn main() -> ExitCode {
         let agent = match cli::prepare(&cli) {
             Ok(Some(agent)) => agent,
             Ok(None) => return ExitCode::SUCCESS,
-            Err((message, code)) => return cli::fail(&message, code),
+            Err((message, code)) => {
+                tracing::error!("{message}");
+                return cli::fail(&message, code);
+            }
         };
+        tracing::info!(model = %agent.model(), cwd = %agent.cwd().display(), "starting");
         terminal::install_panic_hook(stop_tools);
         let mut term = match terminal::enter() {
             Ok(t) => t,
@@ -34,26 +41,42 @@ fn main() -> ExitCode {
         };
         let mut app = App::new(agent);
         let events = crossterm::event::EventStream::new();
-        let result = app.run(&mut term, events, signals().boxed()).await;
+        let caught = Arc::new(AtomicI32::new(0));
+        let result = app
+            .run(&mut term, events, signals(caught.clone()).boxed())
+            .await;
         terminal::leave();
         stop_tools();
+        let signal = caught.load(Ordering::SeqCst);
         match result {
+            // Killed by a signal: exit as a shell reports it, like mm-repl.
+            Ok(()) if signal != 0 => {
+                tracing::info!("signal {signal} received; exiting with {}", 128 + signal);
+                ExitCode::from(u8::try_from(128 + signal).unwrap_or(1))
+            }
             Ok(()) => ExitCode::SUCCESS,
-            Err(e) => cli::fail(&e.to_string(), 1),
+            Err(e) => {
+                tracing::error!("{e}");
+                cli::fail(&e.to_string(), 1)
+            }
         }
     })
 }
 
-/// SIGTERM and SIGHUP end the window cleanly.
-fn signals() -> impl futures::Stream<Item = ()> {
+/// SIGTERM and SIGHUP end the window cleanly; `caught` says which came.
+fn signals(caught: Arc<AtomicI32>) -> impl futures::Stream<Item = ()> {
     use tokio::signal::unix::{SignalKind, signal};
     let term = signal(SignalKind::terminate()).ok();
     let hup = signal(SignalKind::hangup()).ok();
-    futures::stream::unfold((term, hup), |(mut term, mut hup)| async move {
-        tokio::select! {
-            Some(()) = async { match &mut term { Some(s) => s.recv().await, None => std::future::pending().await } } => {}
-            Some(()) = async { match &mut hup { Some(s) => s.recv().await, None => std::future::pending().await } } => {}
-        }
-        Some(((), (term, hup)))
-    })
+    futures::stream::unfold(
+        (term, hup, caught),
+        |(mut term, mut hup, caught)| async move {
+            let number = tokio::select! {
+                Some(()) = async { match &mut term { Some(s) => s.recv().await, None => std::future::pending().await } } => SignalKind::terminate().as_raw_value(),
+                Some(()) = async { match &mut hup { Some(s) => s.recv().await, None => std::future::pending().await } } => SignalKind::hangup().as_raw_value(),
+            };
+            caught.store(number, Ordering::SeqCst);
+            Some(((), (term, hup, caught)))
+        },
+    )
 }

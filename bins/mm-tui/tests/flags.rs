@@ -84,3 +84,31 @@ fn a_bad_setting_stops_before_the_window_with_its_reason() {
         text(&out.stdout)
     );
 }
+
+#[test]
+fn cwd_must_be_a_directory() {
+    let root = tempfile::tempdir().unwrap();
+    let file = root.path().join("notes.txt");
+    std::fs::write(&file, "x").unwrap();
+    let file = file.canonicalize().unwrap();
+    let out = run(&["--cwd", file.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!("mm-tui: --cwd {}: not a directory\n", file.display())
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "nothing drawn: {:?}",
+        text(&out.stdout)
+    );
+
+    let missing = root.path().join("missing");
+    let out = run(&["--cwd", missing.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).starts_with(&format!("mm-tui: --cwd {}: ", missing.display())),
+        "{}",
+        text(&out.stderr)
+    );
+}

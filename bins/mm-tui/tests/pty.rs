@@ -202,7 +202,10 @@ fn a_question_a_permission_prompt_allowed_and_the_answer() {
     assert_eq!(w.chats().len(), 1, "the tool must wait for the answer");
 
     win.send("a");
-    let done = win.wait_for("The command printed the marker.");
+    win.wait_for("The command printed the marker.");
+    // The recap follows the answer's last words; it may be a frame later.
+    let done = win.wait_for("⚙ 1 command(s)");
+    assert!(done.contains("The command printed the marker."), "{done}");
     assert!(done.contains("› run the marker command"), "{done}");
     assert!(done.contains("‣ bash  echo tui-e2e-marker  ✓"), "{done}");
     assert!(done.contains("⚙ 1 command(s)"), "{done}");
@@ -296,4 +299,32 @@ fn escape_cancels_a_running_command_and_the_window_goes_on() {
     win.wait_for("After the cancel.");
     let (status, _) = win.quit();
     assert!(status.success());
+}
+
+#[test]
+fn sigterm_exits_143_and_the_log_is_a_file() {
+    let w = World::new(vec![]);
+    let win = w.spawn();
+    // The banner's facts are in the window, as notices.
+    let first = win.wait_for("0/0 tokens");
+    assert!(first.contains("tools   bash"), "{first}");
+    assert!(first.contains("lsp     "), "{first}");
+    let pid = win.child.process_id().unwrap();
+    // SAFETY: kill(2) on the child we spawned.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGTERM) }, 0);
+    let deadline = Instant::now() + BOUND;
+    let mut win = win;
+    let status = loop {
+        if let Some(status) = win.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "mm-tui did not exit on SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.exit_code(), 143, "128 + SIGTERM, like mm-repl");
+    // Logs go to the state directory's file, never to the screen.
+    let log =
+        std::fs::read_to_string(w.root.path().join("state/mm/mm-tui.log")).expect("no mm-tui.log");
+    assert!(log.contains("starting"), "{log}");
+    assert!(!win.screen().contains("INFO"), "{}", win.screen());
 }
