@@ -100,7 +100,8 @@ impl Lines {
         mut chunk: &[u8],
         on_line: &mut dyn FnMut(&[u8]) -> Result<Flow, EngineError>,
     ) -> Result<Flow, EngineError> {
-        if self.skip_lf {
+        // An empty chunk says nothing about the LF after a CR: keep waiting.
+        if self.skip_lf && !chunk.is_empty() {
             self.skip_lf = false;
             if let Some(rest) = chunk.strip_prefix(b"\n") {
                 chunk = rest;

@@ -145,7 +145,12 @@ fn split_lines(text: &str) -> Vec<&str> {
 fn hunks(old: &str, new: &str, old_base: usize, new_base: usize, out: &mut Diff) {
     let (ol, nl) = (split_lines(old), split_lines(new));
     let deadline = Instant::now().checked_add(DIFF_TIMEOUT);
-    let ops = similar::capture_diff_slices_deadline(Algorithm::Myers, &ol, &nl, deadline);
+    let ops = renumber(similar::capture_diff_slices_deadline(
+        Algorithm::Myers,
+        &ol,
+        &nl,
+        deadline,
+    ));
     for group in similar::group_diff_ops(ops, CONTEXT_LINES) {
         let (Some(first), Some(last)) = (group.first(), group.last()) else {
             continue;
@@ -188,6 +193,47 @@ fn hunks(old: &str, new: &str, old_base: usize, new_base: usize, out: &mut Diff)
     }
 }
 
+/// similar's Myers can give an op a wrong index on the side it does not
+/// touch (a Delete's `new_index`: mitsuhiko/similar#78), which shifted hunk
+/// headers. The ops themselves come in order, so both sides are numbered
+/// again by walking them.
+fn renumber(ops: Vec<DiffOp>) -> Vec<DiffOp> {
+    let (mut old, mut new) = (0, 0);
+    ops.into_iter()
+        .map(|op| {
+            let (old_index, new_index) = (old, new);
+            let op = match op {
+                DiffOp::Equal { len, .. } => DiffOp::Equal {
+                    old_index,
+                    new_index,
+                    len,
+                },
+                DiffOp::Delete { old_len, .. } => DiffOp::Delete {
+                    old_index,
+                    old_len,
+                    new_index,
+                },
+                DiffOp::Insert { new_len, .. } => DiffOp::Insert {
+                    old_index,
+                    new_index,
+                    new_len,
+                },
+                DiffOp::Replace {
+                    old_len, new_len, ..
+                } => DiffOp::Replace {
+                    old_index,
+                    old_len,
+                    new_index,
+                    new_len,
+                },
+            };
+            old += op.old_range().len();
+            new += op.new_range().len();
+            op
+        })
+        .collect()
+}
+
 /// `start,count` of a hunk header; an empty range names the line before.
 fn hunk_range(start0: usize, len: usize) -> String {
     if len == 0 {
@@ -219,6 +265,27 @@ mod tests {
 
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[test]
+    fn hunk_headers_hold_when_myers_misnumbers_a_deletion() {
+        // Found by fuzz/fileedit (similar's Myers numbers these Deletes
+        // wrongly on the new side, mitsuhiko/similar#78).
+        let d = diff("A\n\nC", "\nB\n\nC");
+        assert_eq!(
+            d.text,
+            "@@ -1,3 +1,4 @@\n-A\n \n+B\n+\n C\n\\ No newline at end of file\n"
+        );
+        assert_eq!((d.added, d.deleted, d.first_line), (2, 1, Some(1)));
+        let old = "\n\n\n\n\n\n\n1\n";
+        let new = format!("x\ny\n{}", "\n".repeat(19));
+        let d = diff(old, &new);
+        assert!(
+            d.text.ends_with("@@ -5,4 +19,3 @@\n \n \n \n-1\n"),
+            "{}",
+            d.text
+        );
+        assert_eq!((d.added, d.deleted, d.first_line), (14, 1, Some(1)));
     }
 
     #[test]
