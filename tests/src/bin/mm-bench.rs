@@ -31,7 +31,9 @@ fn main() {
             std::process::exit(1);
         }
     };
-    if let Err(e) = runtime.block_on(run(Path::new(&repl), runs)) {
+    // The benchmarked process runs in a temp folder: resolve the path first.
+    let repl = std::fs::canonicalize(&repl).unwrap_or_else(|_| repl.into());
+    if let Err(e) = runtime.block_on(run(&repl, runs)) {
         eprintln!("mm-bench: {e}");
         std::process::exit(1);
     }
