@@ -784,7 +784,10 @@ pub fn load_history(t: &mut Transcript, messages: &[Message]) {
                 }
             }
             Message::Tool {
-                call_id, content, ..
+                call_id,
+                content,
+                failed,
+                ..
             } => {
                 let Some(i) = t
                     .entries()
@@ -794,9 +797,15 @@ pub fn load_history(t: &mut Transcript, messages: &[Message]) {
                     continue;
                 };
                 let output = content.clone();
+                // As it ended live: the session records the tool's own word.
+                let state = if *failed {
+                    ToolState::Failed
+                } else {
+                    ToolState::Done
+                };
                 t.edit(i, |k| {
                     if let EntryKind::Tool(tool) = k {
-                        tool.state = ToolState::Done;
+                        tool.state = state;
                         tool.elapsed = Some(Duration::ZERO);
                         tool.output = output;
                     }
@@ -957,6 +966,40 @@ mod tests {
         key(&mut app, KeyCode::Enter);
         assert_eq!(app.ui.text(), "read @src/mod.rs");
         assert!(app.ui.popup.is_none());
+    }
+
+    #[test]
+    fn a_resumed_call_shows_how_it_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let app = app(dir.path());
+        let call = |id: &str| Message::Assistant {
+            content: String::new(),
+            reasoning: Vec::new(),
+            tool_calls: vec![ToolCall {
+                id: id.into(),
+                name: "bash".into(),
+                arguments: r#"{"command":"ls"}"#.into(),
+            }],
+        };
+        let messages = vec![
+            Message::user("q"),
+            call("ok"),
+            Message::tool("ok", "bash", "out\n"),
+            call("no"),
+            Message::tool_result("no", "bash", "[command rejected by the user]", true),
+        ];
+        app.shared.update(|t| load_history(t, &messages));
+        let states: Vec<ToolState> = app
+            .shared
+            .lock()
+            .entries()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EntryKind::Tool(tool) => Some(tool.state),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(states, [ToolState::Done, ToolState::Failed]);
     }
 
     #[test]
