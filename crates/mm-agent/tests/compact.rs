@@ -4,23 +4,12 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{Recorder, config, render_request};
+use common::{Recorder, ask, config, render_request};
 use mm_agent::compact::SUMMARY_PREFIX;
 use mm_agent::ui::TurnOutcome;
 use mm_agent::{Agent, PermissionSource};
 use mm_mock::{MockServer, Reply};
 use tokio_util::sync::CancellationToken;
-
-async fn ask(agent: &mut Agent, q: &str) -> mm_agent::TurnReport {
-    tokio::time::timeout(
-        Duration::from_secs(30),
-        agent.ask(q, Recorder::new(), CancellationToken::new()),
-    )
-    .await
-    .unwrap()
-}
 
 fn last_user(body: &serde_json::Value) -> String {
     body["messages"].as_array().unwrap().last().unwrap()["content"]
@@ -46,7 +35,7 @@ async fn compact_on_demand_then_resume_continues_from_the_summary() {
     cfg.compact.keep_recent = 8; // only the last exchange fits verbatim
     let mut agent = Agent::new(cfg.clone(), dir.path(), PermissionSource::Terminal).unwrap();
     for q in ["question one", "question two", "question three"] {
-        assert_eq!(ask(&mut agent, q).await.outcome, TurnOutcome::Done);
+        assert_eq!(ask(&mut agent, q).await.0.outcome, TurnOutcome::Done);
     }
     let sink = Recorder::new();
     agent
@@ -76,7 +65,7 @@ async fn compact_on_demand_then_resume_continues_from_the_summary() {
     );
 
     assert_eq!(
-        ask(&mut agent, "question four").await.outcome,
+        ask(&mut agent, "question four").await.0.outcome,
         TurnOutcome::Done
     );
     let after = render_request(&mock.requests()[4].body);
@@ -91,7 +80,7 @@ async fn compact_on_demand_then_resume_continues_from_the_summary() {
     resumed.resume(None).unwrap();
     assert_eq!(resumed.history(), &history[..]);
     assert_eq!(
-        ask(&mut resumed, "question five").await.outcome,
+        ask(&mut resumed, "question five").await.0.outcome,
         TurnOutcome::Done
     );
     let resumed_request = render_request(&mock.requests()[5].body);
@@ -127,10 +116,10 @@ async fn compaction_runs_by_itself_past_the_threshold() {
     cfg.compact.threshold = 0.8;
     let mut agent = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
     assert_eq!(
-        ask(&mut agent, "write a lot").await.outcome,
+        ask(&mut agent, "write a lot").await.0.outcome,
         TurnOutcome::Done
     );
-    assert_eq!(ask(&mut agent, "short").await.outcome, TurnOutcome::Done);
+    assert_eq!(ask(&mut agent, "short").await.0.outcome, TurnOutcome::Done);
     let requests = mock.requests();
     assert_eq!(requests.len(), 3);
     assert!(
@@ -158,8 +147,8 @@ async fn a_context_length_error_compacts_and_retries_once() {
     let mut cfg = config(&mock.url(), dir.path());
     cfg.compact.keep_recent = 4;
     let mut agent = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
-    assert_eq!(ask(&mut agent, "first").await.outcome, TurnOutcome::Done);
-    let report = ask(&mut agent, "second").await;
+    assert_eq!(ask(&mut agent, "first").await.0.outcome, TurnOutcome::Done);
+    let (report, _) = ask(&mut agent, "second").await;
     assert_eq!(report.outcome, TurnOutcome::Done);
     assert_eq!(agent.last_answer(), "second answer");
     let last = render_request(&mock.requests()[3].body);

@@ -4,10 +4,9 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Recorder, config, render, render_request};
+use common::{Recorder, ask, config, render, render_request};
 use mm_agent::ui::{Event, TurnOutcome};
 use mm_agent::{Agent, Message, NOT_RUN, PermissionSource};
 use mm_mock::{MockServer, Reply, Step};
@@ -22,17 +21,6 @@ fn call(index: usize, id: &str, command: &str) -> Step {
         name: "bash".into(),
         arguments: serde_json::json!({ "command": command }).to_string(),
     }
-}
-
-async fn ask(agent: &mut Agent, question: &str) -> (mm_agent::TurnReport, Arc<Recorder>) {
-    let sink = Recorder::new();
-    let report = tokio::time::timeout(
-        Duration::from_secs(30),
-        agent.ask(question, sink.clone(), CancellationToken::new()),
-    )
-    .await
-    .expect("the turn finished in time");
-    (report, sink)
 }
 
 #[tokio::test]

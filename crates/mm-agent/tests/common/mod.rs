@@ -4,11 +4,13 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mm_agent::Message;
 use mm_agent::config::Config;
 use mm_agent::ui::{Decision, Event, Sink, ToolInfo};
+use mm_agent::{Agent, Message, TurnReport};
+use tokio_util::sync::CancellationToken;
 
 /// Settings for a test: the mock's OpenAI-compatible endpoint, sessions and
 /// skills in `dir`, no retries, a short watchdog.
@@ -153,4 +155,16 @@ pub fn render_request(body: &serde_json::Value) -> String {
 
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
+}
+
+/// Ask one question with a recording sink, bounded in time.
+pub async fn ask(agent: &mut Agent, question: &str) -> (TurnReport, Arc<Recorder>) {
+    let sink = Recorder::new();
+    let report = tokio::time::timeout(
+        Duration::from_secs(30),
+        agent.ask(question, sink.clone(), CancellationToken::new()),
+    )
+    .await
+    .expect("the turn finished in time");
+    (report, sink)
 }
