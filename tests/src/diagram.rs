@@ -14,7 +14,8 @@ pub const DIAGRAM: &str = "docs/diagrams/packages.md";
 /// server and this test crate).
 pub fn floor(name: &str) -> Option<u8> {
     Some(match name {
-        "mm-config" | "mm-ui" | "mm-fileedit" | "mm-skills" | "mm-detector" | "mm-lsp" => 1,
+        "mm-config" | "mm-ui" | "mm-fileedit" | "mm-skills" | "mm-detector" | "mm-lsp"
+        | "mm-checkpoint" => 1,
         "mm-engine" | "mm-tools" => 2,
         "mm-store" => 3,
         "mm-agent" => 4,

@@ -1,0 +1,226 @@
+//! Running the `git` on PATH so that nothing of the user's setup can steer it
+//! somewhere else or make it run a program of theirs.
+//!
+//! Every variable whose name starts with `GIT_` is dropped from the child's
+//! environment (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_WORK_TREE`,
+//! `GIT_OBJECT_DIRECTORY`, `GIT_CONFIG_*` … in mm's own environment would
+//! point git at another repository, index or configuration), and a few are
+//! set instead. Hooks are pointed at an empty folder: `git update-index`
+//! would otherwise run the repository's `post-index-change` hook. The
+//! filesystem monitor, a program named in the configuration, is off too.
+
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::CheckpointError;
+
+/// Variables set for every git child, after every `GIT_*` one was removed.
+const FIXED_ENV: &[(&str, &str)] = &[
+    // Messages in English, so that "not a git repository" can be recognised.
+    ("LC_ALL", "C"),
+    // Never ask for a password, never fetch a missing object of a partial
+    // clone from its remote, never take optional locks on the user's index,
+    // never follow replacement refs when reading a tree.
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_NO_LAZY_FETCH", "1"),
+    ("GIT_OPTIONAL_LOCKS", "0"),
+    ("GIT_NO_REPLACE_OBJECTS", "1"),
+];
+
+/// Settings given with `-c` to every git command; they override the user's
+/// configuration for that command only and write nothing.
+const FIXED_CONFIG: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.splitIndex=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "core.quotePath=false",
+    "color.ui=never",
+];
+
+/// Settings for mm's private store (outside git): the bytes on disk are
+/// recorded as they are, whatever the user's global configuration says.
+pub(crate) const PRIVATE_CONFIG: &[&str] = &[
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.filemode=true",
+    "core.symlinks=true",
+    "core.ignorecase=false",
+];
+
+/// `env` without any variable that could steer git, plus [`FIXED_ENV`].
+pub(crate) fn sanitized_env(
+    env: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out: Vec<(OsString, OsString)> = env
+        .into_iter()
+        .filter(|(name, _)| {
+            let n = name.as_bytes();
+            !n.starts_with(b"GIT_") && !matches!(n, b"LC_ALL" | b"LANG" | b"LANGUAGE")
+        })
+        .collect();
+    out.extend(
+        FIXED_ENV
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+    );
+    out
+}
+
+/// How to run git for one checkpointed tree.
+#[derive(Debug, Clone)]
+pub(crate) struct Git {
+    /// The environment of every child (already sanitized).
+    pub env: Vec<(OsString, OsString)>,
+    /// Where git runs: the top of the checkpointed tree.
+    pub cwd: PathBuf,
+    /// Arguments before the command: `--git-dir`/`--work-tree` and the
+    /// private store's settings outside git; nothing in a repository.
+    pub prefix: Vec<OsString>,
+}
+
+/// One command about to run: its arguments, the index it uses, and the
+/// empty hooks folder.
+pub(crate) struct Run<'a> {
+    git: &'a Git,
+    index: Option<&'a Path>,
+    hooks: &'a Path,
+    args: Vec<OsString>,
+    stdin: Option<Vec<u8>>,
+}
+
+impl Git {
+    /// A command `git <args>` whose hooks folder is `hooks` (an empty folder).
+    pub fn run<'a, I, S>(&'a self, hooks: &'a Path, args: I) -> Run<'a>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Run {
+            git: self,
+            index: None,
+            hooks,
+            args: args.into_iter().map(|a| a.as_ref().to_owned()).collect(),
+            stdin: None,
+        }
+    }
+}
+
+impl<'a> Run<'a> {
+    /// Use this index file instead of any other (`GIT_INDEX_FILE`).
+    pub fn index(mut self, index: &'a Path) -> Self {
+        self.index = Some(index);
+        self
+    }
+
+    /// Feed these bytes on stdin.
+    pub fn stdin(mut self, bytes: Vec<u8>) -> Self {
+        self.stdin = Some(bytes);
+        self
+    }
+
+    /// The command's name for messages: `git ls-files`.
+    fn name(&self) -> String {
+        let sub = self
+            .args
+            .iter()
+            .find(|a| !a.to_string_lossy().starts_with('-'))
+            .map(|a| a.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        format!("git {sub}")
+    }
+
+    /// Run it to the end; its stdout, or an error with its stderr.
+    pub fn output(self) -> Result<Vec<u8>, CheckpointError> {
+        let name = self.name();
+        let mut cmd = Command::new("git");
+        cmd.env_clear()
+            .envs(self.git.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.git.cwd)
+            .stdin(if self.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut hooks = OsString::from("core.hooksPath=");
+        hooks.push(self.hooks);
+        cmd.arg("-c").arg(hooks);
+        for c in FIXED_CONFIG {
+            cmd.arg("-c").arg(c);
+        }
+        cmd.args(&self.git.prefix);
+        if let Some(index) = self.index {
+            cmd.env("GIT_INDEX_FILE", index);
+        }
+        cmd.args(&self.args);
+        let mut child = cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => CheckpointError::NoGit,
+            _ => CheckpointError::io("git", e),
+        })?;
+        // Write stdin from a thread while the output is read, so that a
+        // child filling its stdout pipe cannot block us both.
+        let input = child.stdin.take();
+        let out = std::thread::scope(|s| {
+            if let (Some(mut pipe), Some(bytes)) = (input, self.stdin.as_deref()) {
+                s.spawn(move || {
+                    // A child that exits early closes the pipe; its exit
+                    // status tells what went wrong.
+                    let _ = pipe.write_all(bytes);
+                });
+            }
+            child.wait_with_output()
+        })
+        .map_err(|e| CheckpointError::io("git", e))?;
+        if out.status.success() {
+            return Ok(out.stdout);
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let message = stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .take(4)
+            .collect::<Vec<_>>()
+            .join("; ");
+        Err(CheckpointError::Git {
+            command: name,
+            message: if message.is_empty() {
+                out.status.to_string()
+            } else {
+                message
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_variables_are_dropped_and_ours_set() {
+        let env = [
+            ("GIT_DIR", "/elsewhere/.git"),
+            ("GIT_INDEX_FILE", "/elsewhere/index"),
+            ("GIT_CONFIG_COUNT", "1"),
+            ("LANG", "fr_FR.UTF-8"),
+            ("HOME", "/home/u"),
+            ("PATH", "/usr/bin"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let out = sanitized_env(env);
+        let names: Vec<_> = out.iter().map(|(k, _)| k.to_string_lossy()).collect();
+        assert!(names.contains(&"HOME".into()) && names.contains(&"PATH".into()));
+        assert!(!names.contains(&"GIT_DIR".into()));
+        assert!(!names.contains(&"GIT_INDEX_FILE".into()));
+        assert!(!names.contains(&"GIT_CONFIG_COUNT".into()));
+        assert!(!names.contains(&"LANG".into()));
+        assert!(out.contains(&("LC_ALL".into(), "C".into())));
+        assert!(out.contains(&("GIT_OPTIONAL_LOCKS".into(), "0".into())));
+    }
+}
