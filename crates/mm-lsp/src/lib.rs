@@ -13,7 +13,6 @@
 //! 1-based characters at this crate's boundary and 0-based UTF-16 on the
 //! wire.
 
-pub mod child;
 mod client;
 mod edit;
 mod format;

@@ -555,7 +555,7 @@ fn spawn(cfg: &ServerConfig, root: &Path) -> io::Result<Child> {
     // SAFETY: the closure runs between fork and exec and only calls
     // async-signal-safe functions (prctl, getppid).
     unsafe {
-        cmd.pre_exec(move || crate::child::die_with_parent(parent));
+        cmd.pre_exec(move || mm_child::die_with_parent(parent));
     }
     cmd.spawn()
 }

@@ -42,7 +42,7 @@ pub(crate) use output::redacted;
 use output::{Collector, LossyDecoder, Redactor};
 pub use output::{REDACTED, fit, omitted_marker, preview, redact};
 
-use mm_lsp::child::DeathGuard;
+use mm_child::DeathGuard;
 
 use crate::tool::{
     Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, parse_args, text_field,
@@ -342,7 +342,7 @@ impl Bash {
         // SAFETY: the closure runs between fork and exec and only calls
         // async-signal-safe functions (prctl, getppid).
         unsafe {
-            cmd.pre_exec(move || mm_lsp::child::die_with_parent(parent));
+            cmd.pre_exec(move || mm_child::die_with_parent(parent));
         }
         let child = cmd.spawn();
         // Our copies of the write end must close, or the pipe never ends.

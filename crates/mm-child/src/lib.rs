@@ -1,5 +1,6 @@
-//! Children that die with mm (decisions.md 13): language servers here, and
-//! `bash` commands in mm-tools, which stands on this crate.
+//! mm-child: children that die with mm. When mm ends, however it ends,
+//! what it started ends too: language servers (mm-lsp), `bash` commands
+//! (mm-tools) and MCP servers (mm-mcp) all start through here.
 //!
 //! Two mechanisms. [`die_with_parent`] sets the parent-death signal on the
 //! process mm starts; Linux clears it in every process that one forks, so
