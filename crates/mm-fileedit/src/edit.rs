@@ -196,8 +196,9 @@ const BOM: &str = "\u{feff}";
 /// first edit each names.
 ///
 /// A file whose first line ends in CRLF gets `old` and `new` converted to
-/// CRLF before matching; a leading byte order mark stays where it is
-/// (decisions.md 12).
+/// CRLF before matching (when the converted `old` is absent but the text
+/// as given is there, as in a file of mixed line endings, that matches);
+/// a leading byte order mark stays where it is (decisions.md 12).
 pub fn apply(original: &str, edits: &[Edit]) -> Result<Applied, Vec<Refusal>> {
     if edits.is_empty() {
         return Err(vec![Refusal::NoEdits]);
@@ -228,13 +229,23 @@ pub fn apply(original: &str, edits: &[Edit]) -> Result<Applied, Vec<Refusal>> {
             refusals.push(Refusal::Empty { edit: k });
             continue;
         }
-        let old = convert(&edit.old);
-        let found = occurrences(body, &old);
+        let mut old = convert(&edit.old);
+        let mut new = convert(&edit.new);
+        let mut found = occurrences(body, &old);
+        // A file of mixed line endings may hold the text as given, byte for
+        // byte, where the converted text is absent: that is the match then,
+        // and its replacement goes in as given too.
+        if found.count == 0 && old != edit.old {
+            let literal = occurrences(body, &edit.old);
+            if literal.count > 0 {
+                (old, new, found) = (edit.old.clone(), edit.new.clone(), literal);
+            }
+        }
         match found.count {
             0 => refusals.push(Refusal::NotFound { edit: k }),
             1 => {
                 let s = bom + found.first;
-                spans.push((s, s + old.len(), convert(&edit.new), k));
+                spans.push((s, s + old.len(), new, k));
             }
             count => refusals.push(Refusal::Ambiguous {
                 edit: k,
@@ -646,6 +657,19 @@ mod tests {
         // Text already in CRLF is not doubled.
         let a = run(t, &[e("two\r\n", "2\r\n")]).unwrap();
         assert_eq!(a.text, "one\r\n2\r\nthree\r\n");
+    }
+
+    #[test]
+    fn mixed_endings_match_the_literal_text_when_the_converted_one_is_absent() {
+        let t = "alpha\r\nbeta\ngamma\r\n";
+        let a = run(t, &[e("beta\ngamma", "BETA\nGAMMA")]).unwrap();
+        assert_eq!(a.text, "alpha\r\nBETA\nGAMMA\r\n");
+        // The converted text still wins where it is there.
+        let a = run(t, &[e("alpha\nbeta", "A\nB")]).unwrap();
+        assert_eq!(a.text, "A\r\nB\ngamma\r\n");
+        // Neither form present: not found, as before.
+        let r = run(t, &[e("beta\ndelta", "x")]).unwrap_err();
+        assert_eq!(r, vec![Refusal::NotFound { edit: 1 }]);
     }
 
     #[test]

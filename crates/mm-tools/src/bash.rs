@@ -230,9 +230,12 @@ impl Bash {
         let (reader, mut child) = match self.spawn(command, ctx) {
             Ok(started) => started,
             Err(e) => {
+                // A spawn in a folder that is gone fails with "No such file
+                // or directory", which reads as if bash were missing.
+                let why = ctx.cwd_gone().unwrap_or_else(|| e.to_string());
                 return ToolOutput::fail(fit(
                     "",
-                    &format!("[error: could not start bash: {e}]"),
+                    &format!("[error: could not start bash: {why}]"),
                     max,
                 ));
             }

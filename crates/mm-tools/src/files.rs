@@ -9,6 +9,11 @@
 //! sees the change; a symlink stays a symlink and its target is written
 //! (decisions.md 7, 12). The editing rules live in `mm-fileedit`.
 //!
+//! Only regular files are read or written: a device, FIFO or socket is
+//! refused before it is opened (a FIFO would block the call, a rename
+//! would replace a device), and so is a file mm may not write in place
+//! (a rename would get round its mode).
+//!
 //! Numbers and booleans in the arguments are read leniently (`"2"`,
 //! `"true"`), as `lsp` reads them.
 
@@ -47,6 +52,18 @@ fn is_directory(path: &str) -> String {
 
 fn not_utf8(path: &str) -> String {
     format!("{path} is not UTF-8 text; write_file and edit_file only write text")
+}
+
+/// A device, FIFO or socket: `tools` is who refuses ("read_file reads").
+fn not_regular(path: &str, kind: &str, tools: &str) -> String {
+    format!("{path} is {kind}, not a regular file; {tools} only regular files")
+}
+
+/// A file mm may not write in place is refused, never replaced by a rename.
+fn read_only(path: &str, mode: u32) -> String {
+    format!(
+        "{path} is read-only (mode {mode:04o}); write_file and edit_file do not replace a file mm may not write"
+    )
 }
 
 fn changed_on_disk(path: &str) -> String {

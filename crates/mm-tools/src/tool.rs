@@ -78,6 +78,21 @@ pub struct ToolContext {
     pub permissions: Arc<Permissions>,
 }
 
+impl ToolContext {
+    /// `Some(text)` when the working directory no longer exists (deleted or
+    /// moved while mm ran): no tool runs there then, and none re-creates it.
+    pub fn cwd_gone(&self) -> Option<String> {
+        match std::fs::metadata(&self.cwd) {
+            Ok(m) if m.is_dir() => None,
+            _ => Some(format!(
+                "the working directory {} is gone (deleted or moved while mm ran); mm will not \
+                 re-create it",
+                self.cwd.display()
+            )),
+        }
+    }
+}
+
 /// What a call will do, computed before it does anything (decisions.md 7).
 pub struct Plan {
     /// The line a front end shows (`ls -la`, `src/main.rs`, `definition main.go greet`).

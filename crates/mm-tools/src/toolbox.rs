@@ -27,6 +27,9 @@
 //! - `[not run: the turn was stopped]` when the turn was cancelled before the
 //!   tool ran (permission dialog cancelled, or cancelled already); decisions.md 5
 //! - `[error: the <tool> tool failed unexpectedly: …]` if a tool panics
+//! - `the working directory <cwd> is gone (deleted or moved while mm ran);
+//!   mm will not re-create it`, checked before the plan and again before the
+//!   run ([`ToolContext::cwd_gone`])
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Mutex;
@@ -191,6 +194,10 @@ impl Toolbox {
             }
         };
 
+        if let Some(text) = ctx.cwd_gone() {
+            start_unplanned(describe());
+            return refused(text);
+        }
         let planned = AssertUnwindSafe(tool.plan(&args, ctx)).catch_unwind().await;
         let plan: Plan = match planned {
             Ok(Ok(plan)) => plan,
@@ -245,6 +252,10 @@ impl Toolbox {
         }
         if ctx.cancel.is_cancelled() {
             return self.not_run(call_id, name, ctx);
+        }
+        // Gone while the user was asked: still nothing runs there.
+        if let Some(text) = ctx.cwd_gone() {
+            return self.finish(call_id, name, arguments, ToolOutput::fail(text), echo, ctx);
         }
 
         ctx.sink.event(Event::ToolRunning {

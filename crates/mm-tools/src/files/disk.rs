@@ -3,13 +3,102 @@
 //! file with several hard links is rewritten in place instead, since a
 //! rename would leave the other names on the old content.
 
-use std::fs::{self, Metadata, OpenOptions, Permissions};
+use std::ffi::CString;
+use std::fs::{self, FileType, Metadata, OpenOptions, Permissions};
 use std::io::{self, Read as _, Write as _};
-use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::{
+    FileTypeExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _,
+};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{changed_on_disk, io_failure};
+use super::{changed_on_disk, io_failure, not_regular, read_only};
+
+/// What a path holds that is neither a regular file nor a directory, as
+/// the refusal texts name it; `None` for those two.
+pub(super) fn special_kind(ft: FileType) -> Option<&'static str> {
+    if ft.is_file() || ft.is_dir() {
+        None
+    } else if ft.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if ft.is_char_device() {
+        Some("a character device")
+    } else if ft.is_block_device() {
+        Some("a block device")
+    } else if ft.is_socket() {
+        Some("a socket")
+    } else {
+        Some("a special file")
+    }
+}
+
+/// Why a path cannot be opened as a regular file.
+#[derive(Debug)]
+pub(super) enum NotRegular {
+    Missing,
+    Directory,
+    /// A device, FIFO or socket: [`special_kind`]'s name of it.
+    Special(&'static str),
+    Io(io::Error),
+}
+
+/// Open `path` (symlinks followed) for reading, only if it is a regular
+/// file. The type is checked before opening, since opening a FIFO blocks
+/// until a writer comes and opening a device may act on it; the open itself
+/// is non-blocking, and the open file is checked again, so that a swap in
+/// between can neither hang nor slip through.
+pub(super) fn open_regular(path: &Path) -> Result<(fs::File, Metadata), NotRegular> {
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(NotRegular::Missing),
+        Err(e) => return Err(NotRegular::Io(e)),
+    };
+    check_regular(&meta)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => NotRegular::Missing,
+            _ => NotRegular::Io(e),
+        })?;
+    let now = file.metadata().map_err(NotRegular::Io)?;
+    check_regular(&now)?;
+    Ok((file, now))
+}
+
+fn check_regular(meta: &Metadata) -> Result<(), NotRegular> {
+    if meta.is_dir() {
+        return Err(NotRegular::Directory);
+    }
+    match special_kind(meta.file_type()) {
+        Some(kind) => Err(NotRegular::Special(kind)),
+        None => Ok(()),
+    }
+}
+
+/// Whether mm may write `path` in place. The kernel decides (`access(2)`
+/// with the effective ids); root, whom it lets write anything, still
+/// treats a file without any write bit (0444) as protected, as editors do.
+fn may_write(path: &Path, meta: &Metadata) -> bool {
+    let Ok(c_path) = CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the
+    // call; faccessat only reads it.
+    let rc = unsafe {
+        libc::faccessat(
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            libc::W_OK,
+            libc::AT_EACCESS,
+        )
+    };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    rc == 0 && !(root && meta.mode() & 0o222 == 0)
+}
 
 /// What a write keeps of the file it replaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +128,44 @@ impl Kept {
 pub(super) enum Existing {
     Missing,
     Directory,
-    File { bytes: Vec<u8>, kept: Kept },
+    File {
+        bytes: Vec<u8>,
+        kept: Kept,
+    },
+    /// Something write_file and edit_file must not replace; the text says
+    /// why (a device, FIFO or socket; a file mm may not write).
+    Refused(Unwritable),
+}
+
+/// Why an existing path is not written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unwritable {
+    /// [`special_kind`]'s name of it.
+    Special(&'static str),
+    /// A file mm may not write in place, with its permission bits.
+    ReadOnly(u32),
+}
+
+impl Unwritable {
+    /// The refusal the model gets, naming the path as it gave it.
+    pub(super) fn text(self, shown: &str) -> String {
+        match self {
+            Unwritable::Special(kind) => not_regular(shown, kind, "write_file and edit_file write"),
+            Unwritable::ReadOnly(mode) => read_only(shown, mode),
+        }
+    }
+}
+
+/// Whether `meta` (of `path`) is something write_file and edit_file may
+/// replace.
+fn writable(path: &Path, meta: &Metadata) -> Result<(), Unwritable> {
+    if let Some(kind) = special_kind(meta.file_type()) {
+        return Err(Unwritable::Special(kind));
+    }
+    if meta.is_file() && !may_write(path, meta) {
+        return Err(Unwritable::ReadOnly(meta.mode() & 0o7777));
+    }
+    Ok(())
 }
 
 /// The file `path` finally names once every symlink on its last component
@@ -63,17 +189,21 @@ pub(super) fn follow(path: &Path) -> io::Result<PathBuf> {
     Err(io::Error::other("too many levels of symbolic links"))
 }
 
-/// Read what `target` holds now.
+/// Read what `target` holds now. Only a regular file mm may write is
+/// read; anything else is [`Existing::Refused`] without being opened.
 pub(super) fn load(target: &Path) -> io::Result<Existing> {
-    let meta = match fs::metadata(target) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Existing::Missing),
-        Err(e) => return Err(e),
+    let (mut file, meta) = match open_regular(target) {
+        Ok(opened) => opened,
+        Err(NotRegular::Missing) => return Ok(Existing::Missing),
+        Err(NotRegular::Directory) => return Ok(Existing::Directory),
+        Err(NotRegular::Special(kind)) => return Ok(Existing::Refused(Unwritable::Special(kind))),
+        Err(NotRegular::Io(e)) => return Err(e),
     };
-    if meta.is_dir() {
-        return Ok(Existing::Directory);
+    if let Err(why) = writable(target, &meta) {
+        return Ok(Existing::Refused(why));
     }
-    let bytes = fs::read(target)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
     Ok(Existing::File {
         bytes,
         kept: Kept::of(&meta),
@@ -108,6 +238,13 @@ pub(super) struct Pending {
 /// failure (nothing or, for an in-place write that broke off, part was
 /// written), with its text.
 pub(super) fn commit(pending: Pending, shown: &str) -> Result<String, String> {
+    // What is there now must still be something we may replace: a device
+    // or FIFO put in its place since the plan is never renamed over.
+    match fs::metadata(&pending.target) {
+        Ok(meta) => writable(&pending.target, &meta).map_err(|why| why.text(shown))?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_failure("read", shown, &e)),
+    }
     match unchanged_since(&pending.target, pending.before.as_deref()) {
         Ok(true) => {}
         Ok(false) => return Err(changed_on_disk(shown)),
@@ -197,10 +334,14 @@ pub(super) fn unchanged_since(target: &Path, before: Option<&[u8]>) -> io::Resul
     let Some(before) = before else {
         return Ok(false);
     };
-    if meta.is_dir() || meta.len() != before.len() as u64 {
+    if !meta.is_file() || meta.len() != before.len() as u64 {
         return Ok(false);
     }
-    let mut file = fs::File::open(target)?;
+    let mut file = match open_regular(target) {
+        Ok((file, _)) => file,
+        Err(NotRegular::Io(e)) => return Err(e),
+        Err(_) => return Ok(false),
+    };
     let mut buf = vec![0u8; (1 << 20).min(before.len() + 1)];
     let mut pos = 0;
     loop {

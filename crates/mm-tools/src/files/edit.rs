@@ -58,6 +58,7 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
     let (bytes, kept) = match disk::load(&target).map_err(|e| io_failure("read", &path, &e))? {
         Existing::Missing => return Err(missing(&path)),
         Existing::Directory => return Err(is_directory(&path)),
+        Existing::Refused(why) => return Err(why.text(&path)),
         Existing::File { bytes, kept } => (bytes, kept),
     };
     let original = String::from_utf8(bytes).map_err(|_| not_utf8(&path))?;

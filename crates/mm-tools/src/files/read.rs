@@ -9,18 +9,24 @@
 //! `start (S) is past the end of <path> (N lines)`, as a failure.
 
 use std::fs;
-use std::io;
+use std::io::{self, BufRead};
 
 use futures::future::BoxFuture;
 use mm_ui::ToolKind;
 use serde::{Deserialize, Deserializer};
 
-use super::{absolute, blocking, describe_path, io_failure, is_directory, missing, parse};
+use super::disk::{NotRegular, open_regular, special_kind};
+use super::{
+    absolute, blocking, describe_path, io_failure, is_directory, missing, not_regular, parse,
+};
 use crate::bash::redacted;
 use crate::lenient;
 use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args};
 
 const NAME: &str = "read_file";
+
+/// Who refuses a file that is not regular.
+const READS: &str = "read_file reads";
 
 /// The `read_file` tool. Reads only: no permission, kind `read`.
 pub struct ReadFile {
@@ -111,7 +117,11 @@ impl Tool for ReadFile {
             let abs = absolute(&ctx.cwd, &a.path);
             match fs::metadata(&abs) {
                 Ok(m) if m.is_dir() => return Err(is_directory(&a.path)),
-                Ok(_) => {}
+                Ok(m) => {
+                    if let Some(kind) = special_kind(m.file_type()) {
+                        return Err(not_regular(&a.path, kind, READS));
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing(&a.path)),
                 Err(e) => return Err(io_failure("read", &a.path, &e)),
             }
@@ -135,35 +145,57 @@ impl Tool for ReadFile {
             let abs = absolute(&ctx.cwd, &a.path);
             let max = self.max_output;
             let secrets = self.secrets.clone();
-            blocking(move || {
+            let cancel = ctx.cancel.clone();
+            let work = blocking(move || {
                 let shown = a.path.as_str();
-                let bytes = match fs::read(&abs) {
-                    Ok(b) => b,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing(shown)),
-                    Err(_) if abs.is_dir() => return Err(is_directory(shown)),
-                    Err(e) => return Err(io_failure("read", shown, &e)),
+                let (file, meta) = match open_regular(&abs) {
+                    Ok(opened) => opened,
+                    Err(NotRegular::Missing) => return Err(missing(shown)),
+                    Err(NotRegular::Directory) => return Err(is_directory(shown)),
+                    Err(NotRegular::Special(kind)) => return Err(not_regular(shown, kind, READS)),
+                    Err(NotRegular::Io(e)) => return Err(io_failure("read", shown, &e)),
                 };
-                let size = bytes.len();
-                let text = String::from_utf8(bytes)
-                    .map_err(|_| format!("{shown} is not a text file ({size} bytes)"))?;
-                let text = redacted(&text, &secrets);
-                render(
-                    &text,
-                    usize::try_from(a.start).unwrap_or(usize::MAX),
-                    usize::try_from(a.end).unwrap_or(usize::MAX),
-                    a.numbered,
+                let shape = Shape {
+                    start: usize::try_from(a.start).unwrap_or(usize::MAX),
+                    end: usize::try_from(a.end).unwrap_or(usize::MAX),
+                    numbered: a.numbered,
                     max,
                     shown,
-                )
-            })
-            .await
-            .into()
+                    secrets: &secrets,
+                };
+                let input = io::BufReader::with_capacity(1 << 16, file);
+                render_from(input, &shape, meta.len(), &|| cancel.is_cancelled())
+            });
+            // A cancel answers at once, whatever the read is doing.
+            tokio::select! {
+                done = work => done.into(),
+                _ = ctx.cancel.cancelled() => ToolOutput::fail(crate::bash::CANCELLED),
+            }
         })
     }
 }
 
+/// Bytes read past a full result to count the file's lines for the
+/// marker; beyond them the marker says the file is larger instead.
+const COUNT_LIMIT: u64 = 32 << 20;
+
+/// What to show of a file, and how.
+struct Shape<'a> {
+    /// 1-based first and last line; 0 = open.
+    start: usize,
+    end: usize,
+    numbered: bool,
+    /// `maxOutput`, in characters.
+    max: usize,
+    /// The path as the model gave it.
+    shown: &'a str,
+    /// Key values to redact before lines are picked and cut.
+    secrets: &'a [String],
+}
+
 /// The lines `start..=end` of `text` (0 = open), as the model sees them;
 /// `Err` (a failure) when `start` is past the last line.
+#[cfg(test)]
 fn render(
     text: &str,
     start: usize,
@@ -172,60 +204,146 @@ fn render(
     max: usize,
     shown: &str,
 ) -> Result<String, String> {
-    let total = mm_fileedit::line_count(text);
+    let shape = Shape {
+        start,
+        end,
+        numbered,
+        max,
+        shown,
+        secrets: &[],
+    };
+    let size = text.len() as u64;
+    render_from(io::Cursor::new(text.as_bytes()), &shape, size, &|| false)
+}
+
+/// [`render`] of what `input` holds (`size` bytes, as its metadata said),
+/// read in bounded memory: lines before `start` are skipped unkept, a line
+/// is kept only as far as it can be shown, and reading stops once the
+/// result is full (after counting the remaining lines, up to
+/// [`COUNT_LIMIT`] bytes, for the marker). `cancelled` is polled between
+/// reads.
+fn render_from(
+    mut input: impl BufRead,
+    shape: &Shape,
+    size: u64,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<String, String> {
+    let Shape {
+        start,
+        end,
+        numbered,
+        max,
+        shown,
+        secrets,
+    } = *shape;
+    let io_err = |e: io::Error| io_failure("read", shown, &e);
+    let not_text = || format!("{shown} is not a text file ({size} bytes)");
+    let stop = || crate::bash::CANCELLED.to_string();
+    let mut utf8 = Utf8Check::default();
+
     let first = start.max(1);
-    if first > total.max(1) {
-        return Err(format!(
-            "start ({start}) is past the end of {shown} ({total} lines)"
-        ));
+    let skipped = skip_lines(&mut input, first - 1, &mut utf8, cancelled).map_err(io_err)?;
+    if cancelled() {
+        return Err(stop());
     }
-    if total == 0 {
-        return Ok(String::new());
+    if utf8.bad {
+        return Err(not_text());
     }
-    let last = if end == 0 { total } else { end.min(total) };
-    let to_eof = last == total;
-    // Pieces are built only until the budget is passed: reading the head of
-    // a 50 MB file costs the head.
+    if skipped < first - 1 {
+        // The file ended first: `skipped` is its line count.
+        let total = skipped;
+        if first > total.max(1) {
+            return Err(format!(
+                "start ({start}) is past the end of {shown} ({total} lines)"
+            ));
+        }
+    }
+
+    // A kept line holds what `max` characters can take (4 bytes each at
+    // most), and room to see a key whole across the cut.
+    let longest = secrets.iter().map(String::len).max().unwrap_or(0);
+    let cap = max
+        .saturating_add(1)
+        .saturating_mul(4)
+        .saturating_add(longest + 4);
     let mut pieces: Vec<(String, usize)> = Vec::new();
-    let mut chars = 0;
+    let mut chars = 0usize;
     let mut over = false;
-    for (i, line) in text
-        .split_inclusive('\n')
-        .enumerate()
-        .skip(first - 1)
-        .take(last + 1 - first)
-    {
-        let n = i + 1;
-        let (body, had_newline) = match line.strip_suffix('\n') {
-            Some(b) => (b, true),
-            None => (line, false),
+    // Whether reading stopped inside a line (its rest not read).
+    let mut open = false;
+    let mut n = first;
+    while end == 0 || n <= end {
+        if cancelled() {
+            return Err(stop());
+        }
+        let Some(line) = take_line(&mut input, cap, &mut utf8).map_err(io_err)? else {
+            // The file has `n - 1` lines.
+            if utf8.bad {
+                return Err(not_text());
+            }
+            let total = n - 1;
+            if pieces.is_empty() && first > total.max(1) {
+                return Err(format!(
+                    "start ({start}) is past the end of {shown} ({total} lines)"
+                ));
+            }
+            break;
         };
-        // A giant line only ever shows its first `max` characters.
-        let body = match body.char_indices().nth(max + 1) {
-            Some((cut, _)) => &body[..cut],
-            None => body,
-        };
+        if utf8.bad {
+            return Err(not_text());
+        }
+        let body = shown_body(line.bytes, line.cut, secrets, max);
         let mut piece = if numbered {
             format!("{n}\t{body}")
         } else {
-            body.to_string()
+            body
         };
-        if had_newline && (n < last || to_eof) {
+        // The line's newline is shown unless it ends the range before the
+        // end of the file.
+        if line.newline && (n != end || input.fill_buf().map_err(io_err)?.is_empty()) {
             piece.push('\n');
         }
-        let count = piece.chars().count();
+        let mut count = piece.chars().count();
+        if line.cut {
+            // Never shown whole, whatever redaction made of its length.
+            count = count.max(max + 1);
+            open = true;
+        }
         chars += count;
         pieces.push((piece, count));
         if chars > max {
             over = true;
             break;
         }
+        n += 1;
     }
     if !over {
         return Ok(pieces.into_iter().map(|(p, _)| p).collect());
     }
+
+    // The result is full: count what is left, within a bound, for the marker.
+    let last_read = first + pieces.len() - 1;
+    let before_rest = if open { last_read - 1 } else { last_read };
+    let (rest, complete) =
+        count_rest(&mut input, COUNT_LIMIT, open, &mut utf8, cancelled).map_err(io_err)?;
+    if cancelled() {
+        return Err(stop());
+    }
+    if utf8.bad {
+        return Err(not_text());
+    }
+    let total = before_rest + rest;
     let marker = |b: usize| {
-        format!("[… truncated: lines {first}–{b} of {total} shown; ask for start/end to read more]")
+        if complete {
+            format!(
+                "[… truncated: lines {first}–{b} of {total} shown; ask for start/end to read more]"
+            )
+        } else {
+            format!(
+                "[… truncated: lines {first}–{b} of at least {total} shown; the file is {size} \
+                 bytes; ask for start/end to read more]"
+            )
+        }
     };
     let (mut kept, mut k) = (0, 0);
     while k < pieces.len() {
@@ -245,6 +363,225 @@ fn render(
     let mut out: String = pieces[..k].iter().map(|(p, _)| p.as_str()).collect();
     out.push_str(&marker(first + k - 1));
     Ok(out)
+}
+
+/// The text of a kept line (without its newline) as it may be shown:
+/// redacted, at most `max + 1` characters (a giant line only ever shows its
+/// head). A line `cut` short loses a trailing part of a character and any
+/// trailing start of a key first, so that no piece of a key shows.
+fn shown_body(mut bytes: Vec<u8>, cut: bool, secrets: &[String], max: usize) -> String {
+    if cut {
+        let partial = secrets
+            .iter()
+            .filter(|s| !s.is_empty())
+            .flat_map(|s| (1..s.len()).filter(|&l| bytes.ends_with(&s.as_bytes()[..l])))
+            .max()
+            .unwrap_or(0);
+        bytes.truncate(bytes.len() - partial);
+        let valid = match std::str::from_utf8(&bytes) {
+            Ok(_) => bytes.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        bytes.truncate(valid);
+    }
+    let text = String::from_utf8(bytes).unwrap_or_else(|e| {
+        // Checked as it was read; kept as a safe fallback.
+        String::from_utf8_lossy(e.as_bytes()).into_owned()
+    });
+    let text = redacted(&text, secrets).into_owned();
+    match text.char_indices().nth(max + 1) {
+        Some((at, _)) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// Checks that a byte stream fed in pieces is UTF-8, a character split
+/// between two pieces included.
+#[derive(Debug, Default)]
+struct Utf8Check {
+    carry: Vec<u8>,
+    bad: bool,
+}
+
+impl Utf8Check {
+    fn feed(&mut self, mut bytes: &[u8]) {
+        if self.bad || bytes.is_empty() {
+            return;
+        }
+        while !self.carry.is_empty() {
+            let Some((&b, rest)) = bytes.split_first() else {
+                return;
+            };
+            self.carry.push(b);
+            bytes = rest;
+            match std::str::from_utf8(&self.carry) {
+                Ok(_) => self.carry.clear(),
+                Err(e) if e.error_len().is_some() || self.carry.len() >= 4 => {
+                    self.bad = true;
+                    return;
+                }
+                Err(_) => {}
+            }
+        }
+        if let Err(e) = std::str::from_utf8(bytes) {
+            match e.error_len() {
+                Some(_) => self.bad = true,
+                None => self.carry.extend_from_slice(&bytes[e.valid_up_to()..]),
+            }
+        }
+    }
+
+    /// Call at the end of the stream: a character left unfinished is bad.
+    fn finish(&mut self) {
+        if !self.carry.is_empty() {
+            self.bad = true;
+        }
+    }
+}
+
+/// Read past up to `lines` lines, keeping nothing; returns how many there
+/// were (fewer at the end of the file).
+fn skip_lines(
+    input: &mut impl BufRead,
+    lines: usize,
+    utf8: &mut Utf8Check,
+    cancelled: &dyn Fn() -> bool,
+) -> io::Result<usize> {
+    let mut done = 0;
+    // Whether the current line has bytes (a last line without a newline
+    // still counts).
+    let mut partial = false;
+    while done < lines {
+        if cancelled() {
+            return Ok(done);
+        }
+        let buf = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            utf8.finish();
+            return Ok(done + usize::from(partial));
+        }
+        let mut used = buf.len();
+        for at in memchr::memchr_iter(b'\n', buf) {
+            done += 1;
+            if done == lines {
+                used = at + 1;
+                break;
+            }
+        }
+        partial = buf[..used].last() != Some(&b'\n');
+        utf8.feed(&buf[..used]);
+        input.consume(used);
+    }
+    Ok(done)
+}
+
+/// One line read by [`take_line`].
+struct Line {
+    /// Its first bytes (all of them unless `cut`), without the newline.
+    bytes: Vec<u8>,
+    /// It ended with a newline.
+    newline: bool,
+    /// Longer than the cap: reading stopped inside it.
+    cut: bool,
+}
+
+/// Read the next line, keeping at most `cap` bytes of it: past them the
+/// line is `cut` and its rest left unread. `None` at the end of the file.
+fn take_line(
+    input: &mut impl BufRead,
+    cap: usize,
+    utf8: &mut Utf8Check,
+) -> io::Result<Option<Line>> {
+    let mut bytes = Vec::new();
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            utf8.finish();
+            return Ok((!bytes.is_empty()).then_some(Line {
+                bytes,
+                newline: false,
+                cut: false,
+            }));
+        }
+        let room = cap - bytes.len();
+        let newline = memchr::memchr(b'\n', buf);
+        match newline {
+            Some(at) if at <= room => {
+                bytes.extend_from_slice(&buf[..at]);
+                utf8.feed(&buf[..=at]);
+                input.consume(at + 1);
+                return Ok(Some(Line {
+                    bytes,
+                    newline: true,
+                    cut: false,
+                }));
+            }
+            _ if buf.len() > room => {
+                bytes.extend_from_slice(&buf[..room]);
+                utf8.feed(&buf[..room]);
+                input.consume(room);
+                return Ok(Some(Line {
+                    bytes,
+                    newline: false,
+                    cut: true,
+                }));
+            }
+            _ => {
+                let n = buf.len();
+                bytes.extend_from_slice(buf);
+                utf8.feed(buf);
+                input.consume(n);
+            }
+        }
+    }
+}
+
+/// The lines left in `input`, reading at most `limit` bytes, and whether
+/// that was all of them (else the count is a lower bound). `open`: the
+/// first of them was begun already (it counts even when nothing of it is
+/// left).
+fn count_rest(
+    input: &mut impl BufRead,
+    limit: u64,
+    open: bool,
+    utf8: &mut Utf8Check,
+    cancelled: &dyn Fn() -> bool,
+) -> io::Result<(usize, bool)> {
+    let (mut newlines, mut read) = (0usize, 0u64);
+    let mut last = None;
+    loop {
+        let unended = (open || last.is_some()) && last != Some(b'\n');
+        if cancelled() {
+            return Ok((newlines + usize::from(unended), false));
+        }
+        let buf = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            utf8.finish();
+            return Ok((newlines + usize::from(unended), true));
+        }
+        if read >= limit {
+            // More follows: one more line at least.
+            return Ok((newlines + 1, false));
+        }
+        let n = buf.len();
+        newlines += memchr::memchr_iter(b'\n', buf).count();
+        last = buf.last().copied();
+        utf8.feed(buf);
+        input.consume(n);
+        read += n as u64;
+    }
 }
 
 #[cfg(test)]
@@ -305,6 +642,52 @@ mod tests {
         let head = "é".repeat(200 - marker.chars().count() - 1);
         assert_eq!(out, format!("{head}\n{marker}"));
         assert_eq!(out.chars().count(), 200);
+    }
+
+    /// [`render_from`] through a reader of `cap`-byte reads.
+    fn r_small(text: &[u8], start: usize, end: usize, max: usize, cap: usize) -> String {
+        let shape = Shape {
+            start,
+            end,
+            numbered: true,
+            max,
+            shown: "f",
+            secrets: &[],
+        };
+        let input = io::BufReader::with_capacity(cap, io::Cursor::new(text));
+        render_from(input, &shape, text.len() as u64, &|| false).unwrap_or_else(|e| e)
+    }
+
+    #[test]
+    fn reads_split_anywhere_give_the_same_result() {
+        let many = "x\n".repeat(300);
+        let texts: [&[u8]; 5] = [
+            "é\nàb\n\nc".as_bytes(),
+            b"a\nb\nc\n",
+            many.as_bytes(),
+            b"bad \xff byte\n",
+            b"cut \xc3",
+        ];
+        for text in texts {
+            for (start, end, max) in [(0, 0, 10_000), (2, 3, 10_000), (0, 0, 60), (5, 0, 10_000)] {
+                let whole = r_small(text, start, end, max, 1 << 16);
+                for cap in 1..8 {
+                    assert_eq!(
+                        r_small(text, start, end, max, cap),
+                        whole,
+                        "{text:?} {start}-{end} max {max}, reads of {cap}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            r_small(b"bad \xff byte\n", 0, 0, 100, 3),
+            "f is not a text file (11 bytes)"
+        );
+        assert_eq!(
+            r_small(b"cut \xc3", 0, 0, 100, 2),
+            "f is not a text file (5 bytes)"
+        );
     }
 
     #[test]

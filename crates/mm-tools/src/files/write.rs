@@ -49,6 +49,7 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
     let existing = disk::load(&target).map_err(|e| io_failure("read", &path, &e))?;
     let (kept, old) = match existing {
         Existing::Directory => return Err(is_directory(&path)),
+        Existing::Refused(why) => return Err(why.text(&path)),
         Existing::Missing => (None, None),
         Existing::File { bytes, kept } => {
             let old = String::from_utf8(bytes).map_err(|_| not_utf8(&path))?;
