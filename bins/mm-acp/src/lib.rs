@@ -56,7 +56,7 @@ pub async fn serve(
                         Ok(response) => {
                             let id = response.session_id.clone();
                             if responder.respond(response).is_ok() {
-                                Connection(cx).update(&id, server::commands_update());
+                                Connection(cx).update(&id, server.commands_update(&id));
                             }
                         }
                         Err(e) => {
@@ -77,7 +77,7 @@ pub async fn serve(
                     match server.load_session(request, &outlet).await {
                         Ok(response) => {
                             if responder.respond(response).is_ok() {
-                                outlet.update(&id, server::commands_update());
+                                outlet.update(&id, server.commands_update(&id));
                             }
                         }
                         Err(e) => {

@@ -23,7 +23,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
-use mm_agent::commands::{self, Front, Parsed};
+use mm_agent::commands::{Commands, Front, Outcome, Parsed};
 use mm_agent::config::{Config, Overrides, Sources};
 use mm_agent::ui::{Sink, TurnOutcome};
 use mm_agent::{Agent, PermissionSource};
@@ -62,6 +62,8 @@ struct Session {
     id: SessionId,
     cwd: PathBuf,
     agent: tokio::sync::Mutex<Agent>,
+    /// The agent's commands, advertised to the editor.
+    commands: Commands,
     ids: Arc<Mutex<IdBook>>,
     /// Tokens of the turns running or waiting in this session.
     turns: Mutex<HashMap<u64, CancellationToken>>,
@@ -72,6 +74,7 @@ impl Session {
         Arc::new(Session {
             id,
             cwd,
+            commands: agent.commands().clone(),
             agent: tokio::sync::Mutex::new(agent),
             ids: Arc::new(Mutex::new(ids)),
             turns: Mutex::new(HashMap::new()),
@@ -127,6 +130,16 @@ impl Server {
         lock(&self.sessions).get(id.0.as_ref()).cloned()
     }
 
+    /// The `available_commands_update` of session `id`: the editor slice of
+    /// its agent's commands.
+    pub fn commands_update(&self, id: &SessionId) -> SessionUpdate {
+        let commands = self
+            .session(id)
+            .map(|s| s.commands.clone())
+            .unwrap_or_default();
+        commands_update(&commands)
+    }
+
     /// `initialize`: protocol 1 and what mm offers; the client's
     /// capabilities are recorded (mm runs its tools itself).
     pub fn initialize(&self, request: InitializeRequest) -> InitializeResponse {
@@ -161,7 +174,7 @@ impl Server {
 
     /// `session/new`: an agent rooted at `cwd` with that directory's settings.
     /// `mcpServers` is accepted and ignored until MCP support lands. The
-    /// caller answers, then sends [`commands_update`].
+    /// caller answers, then sends [`Server::commands_update`].
     pub fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
         let cwd = checked_cwd(&request.cwd)?;
         let mut agent = self.build_agent(&cwd)?;
@@ -190,7 +203,7 @@ impl Server {
 
     /// `session/load`: continue a saved session, replaying its whole history
     /// into `outlet` before the answer. The caller answers, then sends
-    /// [`commands_update`].
+    /// [`Server::commands_update`].
     pub async fn load_session(
         &self,
         request: LoadSessionRequest,
@@ -349,39 +362,35 @@ impl Server {
         let question = crate::prompt::question(&request.prompt);
         let dyn_sink: Arc<dyn Sink> = sink.clone();
 
-        let stop = match commands::parse(&question, Front::Editor) {
-            Parsed::Command { command, argument } => match command.name {
-                "new" => {
-                    // The editor keeps this session's id: the same session
-                    // file goes on, so `session/load` of the id replays
-                    // what follows `/new`.
-                    agent.clear_conversation();
-                    sink.message("Started a new session.");
-                    StopReason::EndTurn
-                }
-                "compact" => {
-                    let focus = (!argument.is_empty()).then_some(argument);
-                    if let Err(e) = agent.compact(focus, dyn_sink, cancel.clone()).await {
-                        sink.message(&e.to_string());
-                    }
-                    StopReason::EndTurn
-                }
-                other => {
-                    sink.message(&format!("/{other} is not available in an editor"));
-                    StopReason::EndTurn
-                }
-            },
+        let commands = agent.commands().clone();
+        let question = match commands.parse(&question, Front::Editor) {
+            Parsed::NotCommand => Some(question),
             Parsed::Unknown(name) => {
-                let names: Vec<String> = commands::for_front(Front::Editor)
-                    .map(|c| format!("/{}", c.name))
-                    .collect();
-                sink.message(&format!(
-                    "unknown command /{name}; the commands here are {}",
-                    names.join(", ")
-                ));
-                StopReason::EndTurn
+                show(&sink, commands.unknown(name, Front::Editor));
+                None
             }
-            Parsed::NotCommand => {
+            Parsed::Command { command, argument } => {
+                let outcome = agent
+                    .run_command(
+                        command,
+                        argument,
+                        Front::Editor,
+                        dyn_sink.clone(),
+                        cancel.clone(),
+                    )
+                    .await;
+                match outcome {
+                    Outcome::Ask(question) => Some(question),
+                    other => {
+                        show(&sink, other);
+                        None
+                    }
+                }
+            }
+        };
+        let stop = match question {
+            None => StopReason::EndTurn,
+            Some(question) => {
                 let mut run = Box::pin(agent.ask(&question, dyn_sink, cancel.clone()));
                 let grace = async {
                     cancel.cancelled().await;
@@ -448,16 +457,25 @@ impl Server {
     }
 }
 
-/// The editor slice of the command table, names without the slash.
-pub fn commands_update() -> SessionUpdate {
-    let commands = commands::for_front(Front::Editor)
+/// The editor slice of a session's command table, names without the slash.
+pub fn commands_update(commands: &Commands) -> SessionUpdate {
+    let commands = commands
+        .for_front(Front::Editor)
         .map(|c| {
-            AvailableCommand::new(c.name, c.description).input(c.argument.map(|hint| {
+            AvailableCommand::new(c.name(), c.description()).input(c.argument().map(|hint| {
                 AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(hint))
             }))
         })
         .collect();
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands))
+}
+
+/// A command's reply, as an agent message: an editor shows every outcome
+/// as text.
+fn show(sink: &AcpSink, outcome: Outcome) {
+    if let Some(text) = outcome.text() {
+        sink.message(&text);
+    }
 }
 
 /// The session root must be an existing absolute directory.

@@ -95,8 +95,8 @@ async fn a_new_session_offers_the_editor_commands() {
         let v = serde_json::to_value(update).unwrap();
         let expected: Vec<Value> = mm_agent::commands::for_front(mm_agent::commands::Front::Editor)
             .map(|c| {
-                let mut cmd = json!({"name": c.name, "description": c.description});
-                if let Some(hint) = c.argument {
+                let mut cmd = json!({"name": c.name(), "description": c.description()});
+                if let Some(hint) = c.argument() {
                     cmd["input"] = json!({"hint": hint});
                 }
                 cmd

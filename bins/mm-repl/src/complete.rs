@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use mm_agent::commands::{self, Front};
+use mm_agent::commands::{Commands, Front};
 use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
@@ -14,21 +14,29 @@ use rustyline::{Context, Helper};
 /// The REPL's rustyline helper.
 pub struct MmHelper {
     pub cwd: PathBuf,
+    /// The agent's commands, for `/` completion.
+    pub commands: Commands,
 }
 
 /// Completions for `line` up to `pos`: where the replaced word starts and
 /// the candidates (display, replacement).
-pub fn candidates(line: &str, pos: usize, cwd: &Path) -> (usize, Vec<(String, String)>) {
+pub fn candidates(
+    line: &str,
+    pos: usize,
+    cwd: &Path,
+    commands: &Commands,
+) -> (usize, Vec<(String, String)>) {
     let head = &line[..pos];
     let start = head.rfind(char::is_whitespace).map_or(0, |i| i + 1);
     let word = &head[start..];
     if start == 0 && word.starts_with('/') && !word[1..].contains('/') {
         let typed = &word[1..];
-        let found = commands::for_front(Front::Repl)
-            .filter(|c| c.name.starts_with(typed))
+        let found = commands
+            .for_front(Front::Repl)
+            .filter(|c| c.name().starts_with(typed))
             .map(|c| {
-                let name = format!("/{}", c.name);
-                let replacement = if c.argument.is_some() {
+                let name = format!("/{}", c.name());
+                let replacement = if c.argument().is_some() {
                     format!("{name} ")
                 } else {
                     name.clone()
@@ -83,7 +91,7 @@ impl Completer for MmHelper {
         pos: usize,
         _ctx: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
-        let (start, found) = candidates(line, pos, &self.cwd);
+        let (start, found) = candidates(line, pos, &self.cwd, &self.commands);
         Ok((
             start,
             found
@@ -122,7 +130,7 @@ mod tests {
     #[test]
     fn completes_commands_at_the_start_only() {
         let dir = tempfile::tempdir().unwrap();
-        let (start, found) = candidates("/co", 3, dir.path());
+        let (start, found) = candidates("/co", 3, dir.path(), &Commands::builtin());
         assert_eq!(start, 0);
         assert_eq!(
             found,
@@ -131,7 +139,7 @@ mod tests {
                 ("/copy".to_string(), "/copy".to_string())
             ]
         );
-        let (_, found) = candidates("say /co", 7, dir.path());
+        let (_, found) = candidates("say /co", 7, dir.path(), &Commands::builtin());
         assert!(found.is_empty());
     }
 
@@ -143,18 +151,18 @@ mod tests {
         std::fs::write(dir.path().join("my notes.md"), "").unwrap();
         std::fs::write(dir.path().join(".hidden"), "").unwrap();
         let line = "look at @s";
-        let (start, found) = candidates(line, line.len(), dir.path());
+        let (start, found) = candidates(line, line.len(), dir.path(), &Commands::builtin());
         assert_eq!(start, 8);
         assert_eq!(found, [("src/".to_string(), "@src/".to_string())]);
         let line = "@src/m";
-        let (_, found) = candidates(line, line.len(), dir.path());
+        let (_, found) = candidates(line, line.len(), dir.path(), &Commands::builtin());
         assert_eq!(found, [("main.rs".to_string(), "@src/main.rs".to_string())]);
-        let (_, found) = candidates("@my", 3, dir.path());
+        let (_, found) = candidates("@my", 3, dir.path(), &Commands::builtin());
         assert_eq!(
             found,
             [("my notes.md".to_string(), "@my\\ notes.md".to_string())]
         );
-        let (_, found) = candidates("@", 1, dir.path());
+        let (_, found) = candidates("@", 1, dir.path(), &Commands::builtin());
         assert_eq!(found.len(), 2, "hidden files are not offered: {found:?}");
     }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mm_agent::Agent;
-use mm_agent::commands::{self, Front, Parsed};
+use mm_agent::commands::{self, Front, Outcome, Parsed};
 use mm_ui::Sink;
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
@@ -71,10 +71,7 @@ impl Repl {
     async fn session(&mut self, resumed: Option<String>) -> u8 {
         self.banner();
         if let Some(id) = resumed {
-            self.sink.say(&format!(
-                "resumed session {id} ({} messages)",
-                self.agent.history().len()
-            ));
+            self.sink.say(&commands::resumed(&self.agent, &id));
         }
         let mut editor = match self.editor() {
             Ok(ed) => Some(ed),
@@ -134,6 +131,7 @@ impl Repl {
         let mut ed: Ed = Editor::with_config(config)?;
         ed.set_helper(Some(MmHelper {
             cwd: self.agent.cwd().to_path_buf(),
+            commands: self.agent.commands().clone(),
         }));
         // A first start has no history yet.
         let _ = ed.load_history(&self.history);
@@ -181,19 +179,29 @@ impl Repl {
     }
 
     async fn line(&mut self, line: &str) -> Next {
-        match commands::parse(line, Front::Repl) {
+        let commands = self.agent.commands().clone();
+        let outcome = match commands.parse(line, Front::Repl) {
             Parsed::NotCommand => {
                 self.turn(line).await;
-                Next::Continue
+                return Next::Continue;
             }
-            Parsed::Unknown(name) => {
-                self.sink.error(&format!(
-                    "unknown command /{name}; /help lists the commands"
-                ));
-                Next::Continue
+            Parsed::Unknown(name) => commands.unknown(name, Front::Repl),
+            Parsed::Command { command, argument } => {
+                let cancel = CancellationToken::new();
+                // Only a command that takes time can be stopped with a key.
+                let keys = command
+                    .takes_time()
+                    .then(|| KeyWatch::start(&self.controls, cancel.clone()));
+                let sink: Arc<dyn Sink> = self.sink.clone();
+                let outcome = self
+                    .agent
+                    .run_command(command, argument, Front::Repl, sink, cancel)
+                    .await;
+                drop(keys);
+                outcome
             }
-            Parsed::Command { command, argument } => self.command(command.name, argument).await,
-        }
+        };
+        self.render(outcome).await
     }
 
     async fn turn(&mut self, question: &str) {
@@ -205,98 +213,38 @@ impl Repl {
         self.sink.say("");
     }
 
-    async fn command(&mut self, name: &str, argument: &str) -> Next {
-        let arg = (!argument.is_empty()).then_some(argument);
-        match name {
-            "new" => {
-                self.agent.new_session();
-                self.sink.say("new session: the conversation is forgotten");
-            }
-            "compact" => {
-                let cancel = CancellationToken::new();
-                let keys = KeyWatch::start(&self.controls, cancel.clone());
-                let sink: Arc<dyn Sink> = self.sink.clone();
-                let result = self.agent.compact(arg, sink, cancel).await;
-                drop(keys);
-                if let Err(e) = result {
-                    self.sink.error(&format!("compact: {e}"));
-                }
-            }
-            "copy" => {
-                let answer = self.agent.last_answer();
-                if answer.is_empty() {
-                    self.sink.notice("nothing to copy yet");
-                } else {
-                    match mm_ui::copy_to_clipboard(answer) {
-                        Ok(copied) => self.sink.say(&copied.to_string()),
-                        Err(e) => self.sink.error(&format!("copy: {e}")),
-                    }
-                }
-            }
-            "sessions" => self.sessions(),
-            "resume" => match self.agent.resume(arg) {
-                Ok(id) => self.sink.say(&format!(
-                    "resumed session {id} ({} messages)",
-                    self.agent.history().len()
-                )),
-                Err(e) => self.sink.error(&format!("resume: {e}")),
-            },
-            "model" => match arg {
-                None => self.sink.say(&format!(
-                    "model: {} at {}",
-                    self.agent.model(),
-                    self.agent.base_url()
-                )),
-                Some(model) => match self.agent.set_model(model) {
-                    Ok(()) => self.sink.say(&format!(
-                        "model: {} at {}",
-                        self.agent.model(),
-                        self.agent.base_url()
-                    )),
-                    Err(e) => self.sink.error(&format!("model: {e}")),
-                },
-            },
-            "help" => {
-                self.sink.say(&commands::help(Front::Repl));
-                self.sink.say_dim(
-                    "@path attaches a file · Esc or Ctrl-C stops a turn · Ctrl-C clears the line · Ctrl-D quits",
-                );
-            }
-            "quit" => return Next::Quit,
-            other => self.sink.error(&format!("/{other} is not available here")),
+    /// Carry out what a command did.
+    async fn render(&mut self, outcome: Outcome) -> Next {
+        match outcome {
+            Outcome::Quit => return Next::Quit,
+            Outcome::Ask(question) => self.turn(&question).await,
+            other => self.show(other),
         }
         Next::Continue
     }
 
-    fn sessions(&self) {
-        match self.agent.sessions() {
-            Ok(list) if list.is_empty() => self.sink.say("no saved session for this directory"),
-            Ok(list) => {
-                let current = self.agent.session_id();
-                for info in list {
-                    let mark = if current.as_deref() == Some(info.id.as_str()) {
-                        "*"
-                    } else {
-                        " "
-                    };
-                    self.sink.say(&format!(
-                        "{mark} {}  {}  {:>3} messages  {}",
-                        info.id,
-                        short_time(&info.updated_at),
-                        info.messages,
-                        info.title
-                    ));
+    /// Show a command's reply.
+    fn show(&self, outcome: Outcome) {
+        match outcome {
+            Outcome::Say(text) | Outcome::Fresh(text) | Outcome::Resumed(text) => {
+                self.sink.say(&text)
+            }
+            Outcome::Error(text) => self.sink.error(&text),
+            Outcome::List(rows) => {
+                for row in rows {
+                    self.sink.say(&row);
                 }
             }
-            Err(e) => self.sink.error(&format!("sessions: {e}")),
+            Outcome::Help(text) => {
+                self.sink.say(&text);
+                self.sink.say_dim(
+                    "@path attaches a file · Esc or Ctrl-C stops a turn · Ctrl-C clears the line · Ctrl-D quits",
+                );
+            }
+            Outcome::Copy(text) => self.show(commands::copy(&text)),
+            Outcome::Done | Outcome::Ask(_) | Outcome::Quit => {}
         }
     }
-}
-
-/// `2026-11-05 14:03`.
-fn short_time(t: &time::OffsetDateTime) -> String {
-    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]");
-    t.format(&format).unwrap_or_else(|_| t.to_string())
 }
 
 /// The banner's skills line: how many skills `read_skill` offers (the

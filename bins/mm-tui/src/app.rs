@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, KeyEvent};
 use futures::{Stream, StreamExt};
-use mm_agent::commands::{self, Front, Parsed};
+use mm_agent::commands::{self, Command, Commands, Front, Outcome, Parsed};
 use mm_agent::config::Config;
 use mm_agent::{Agent, Message, PermissionSource};
-use mm_ui::{Decision, Event, Sink};
+use mm_ui::{Decision, Sink};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::task::JoinHandle;
@@ -39,11 +39,14 @@ pub enum AppError {
     Terminal(String),
 }
 
+/// What a turn's task gives back: the agent, and a command's outcome.
+type Finished = (Box<Agent>, Option<Outcome>);
+
 /// The agent, or the task that has it during a turn.
 enum Slot {
     Idle(Box<Agent>),
     Busy {
-        task: JoinHandle<Box<Agent>>,
+        task: JoinHandle<Finished>,
         cancel: CancellationToken,
     },
     /// Only while switching between the two.
@@ -55,6 +58,8 @@ pub struct App {
     shared: Arc<Shared>,
     ui: Ui,
     slot: Slot,
+    /// The agent's commands, for what works while its turn runs.
+    commands: Commands,
     config: Config,
     cwd: PathBuf,
     quit: bool,
@@ -84,6 +89,7 @@ impl App {
         let app = App {
             shared,
             ui,
+            commands: agent.commands().clone(),
             slot: Slot::Idle(Box::new(agent)),
             config,
             cwd,
@@ -202,9 +208,9 @@ impl App {
         }
     }
 
-    fn finished(&mut self, result: Result<Box<Agent>, tokio::task::JoinError>) {
-        let agent = match result {
-            Ok(agent) => agent,
+    fn finished(&mut self, result: Result<Finished, tokio::task::JoinError>) {
+        let (agent, outcome) = match result {
+            Ok(done) => done,
             Err(e) => {
                 // The turn panicked and took the agent along: start afresh.
                 let why = if e.is_panic() {
@@ -219,7 +225,7 @@ impl App {
                 });
                 self.clear = true;
                 match Agent::new(self.config.clone(), &self.cwd, PermissionSource::Terminal) {
-                    Ok(agent) => Box::new(agent),
+                    Ok(agent) => (Box::new(agent), None),
                     Err(e) => {
                         self.shared.update(|t| {
                             t.push(EntryKind::Error(format!(
@@ -234,12 +240,16 @@ impl App {
             }
         };
         self.ui.model = agent.model();
+        self.commands = agent.commands().clone();
         self.slot = Slot::Idle(agent);
         self.shared.update(|t| {
             // A cancelled prompt or a lost TurnEnd must not leave it busy.
             t.permission = None;
             t.end_busy();
         });
+        if let Some(outcome) = outcome {
+            self.show(outcome);
+        }
         if let Some(text) = self.queued.take() {
             self.dispatch(text);
         }
@@ -304,7 +314,7 @@ impl App {
             Action::Edit(key) => self.edit(key),
             Action::OpenPicker(key) => {
                 self.ui.input.input(key);
-                self.ui.popup = popup::picker_for(&self.ui.text());
+                self.ui.popup = popup::picker_for(&self.ui.text(), &self.commands);
             }
             Action::Cancel => {
                 if self.ui.popup.take().is_some() {
@@ -399,7 +409,9 @@ impl App {
     /// Keep the open list in step with what is typed.
     fn refresh_popup(&mut self) {
         match self.ui.popup.as_ref().map(|p| p.kind) {
-            Some(Kind::Commands) | None => self.ui.popup = popup::picker_for(&self.ui.text()),
+            Some(Kind::Commands) | None => {
+                self.ui.popup = popup::picker_for(&self.ui.text(), &self.commands)
+            }
             Some(Kind::Paths) => self.ui.popup = None,
         }
     }
@@ -474,10 +486,10 @@ impl App {
         if text.trim().is_empty() {
             return;
         }
-        // `/quit` and `/help` need no agent: they work during a turn.
+        // A command that needs no agent (`/quit`, `/help`) works during a turn.
         let works_while_busy = matches!(
-            commands::parse(&text, Front::Window),
-            Parsed::Command { command, .. } if command.name == "quit" || command.name == "help"
+            self.commands.parse(&text, Front::Window),
+            Parsed::Command { command, .. } if !command.needs_agent()
         );
         // The turn has ended (its TurnEnd is in) but its task has not given
         // the agent back yet: the line goes as soon as it does.
@@ -500,16 +512,11 @@ impl App {
 
     /// Run a command line or ask a question.
     fn dispatch(&mut self, text: String) {
-        match commands::parse(&text, Front::Window) {
+        let commands = self.commands.clone();
+        match commands.parse(&text, Front::Window) {
             Parsed::NotCommand => self.ask(text),
-            Parsed::Unknown(name) => {
-                let msg = format!("unknown command /{name}; /help lists the commands");
-                self.shared.update(|t| t.push(EntryKind::Error(msg)));
-            }
-            Parsed::Command { command, argument } => {
-                let argument = argument.to_string();
-                self.command(command.name, &argument);
-            }
+            Parsed::Unknown(name) => self.show(commands.unknown(name, Front::Window)),
+            Parsed::Command { command, argument } => self.command(command, argument),
         }
     }
 
@@ -536,23 +543,16 @@ impl App {
         let token = cancel.clone();
         let task = tokio::spawn(async move {
             agent.ask(&question, sink, token).await;
-            agent
+            (agent, None)
         });
         self.slot = Slot::Busy { task, cancel };
     }
 
-    fn command(&mut self, name: &str, argument: &str) {
-        if name == "quit" {
-            self.quit = true;
-            return;
-        }
-        if name == "help" {
-            self.notice(format!(
-                "{}\n\n{}",
-                commands::help(Front::Window),
-                KEYS_HELP
-            ));
-            return;
+    /// Run a command: at once when it needs no agent, on the idle agent when
+    /// it is quick, in the background (busy, cancellable) when it takes time.
+    fn command(&mut self, command: &Command, argument: &str) {
+        if let Some(outcome) = command.run_free(argument, Front::Window, &self.commands) {
+            return self.show(outcome);
         }
         if self.busy() {
             self.ui.hint = Some("A turn is running: Esc cancels it".into());
@@ -561,106 +561,73 @@ impl App {
         let Slot::Idle(agent) = &mut self.slot else {
             return;
         };
-        match name {
-            "new" => {
-                agent.new_session();
-                self.ui.selected = None;
-                self.ui.scroll = Scroll::Bottom;
-                self.shared.update(|t| {
-                    t.clear();
-                    t.push(EntryKind::Notice("new session".into()));
-                });
+        match agent.run_command_now(command, argument, Front::Window) {
+            Some(outcome) => {
+                self.ui.model = agent.model();
+                self.show(outcome);
             }
-            "copy" => {
-                let text = agent.last_answer().to_string();
-                if text.is_empty() {
-                    self.notice("nothing to copy yet".into());
-                } else {
-                    match mm_ui::copy_to_clipboard(&text) {
-                        Ok(copied) => self.notice(copied.to_string()),
-                        Err(e) => self.error(format!("copy failed: {e}")),
-                    }
-                }
-            }
-            "sessions" => match agent.sessions() {
-                Ok(list) => {
-                    let lines: Vec<String> = list
-                        .iter()
-                        .map(|s| {
-                            format!(
-                                "{}  {} {:02}:{:02}  {} messages  {}",
-                                s.id,
-                                s.updated_at.date(),
-                                s.updated_at.hour(),
-                                s.updated_at.minute(),
-                                s.messages,
-                                s.title
-                            )
-                        })
-                        .collect();
-                    if lines.is_empty() {
-                        self.notice("no saved sessions for this folder".into());
-                    } else {
-                        self.notice(lines.join("\n"));
-                    }
-                }
-                Err(e) => self.error(e.to_string()),
-            },
-            "resume" => {
-                let id = (!argument.is_empty()).then_some(argument);
-                match agent.resume(id) {
-                    Ok(id) => {
-                        let history = agent.history().to_vec();
-                        self.ui.selected = None;
-                        self.ui.scroll = Scroll::Bottom;
-                        self.shared.update(|t| {
-                            t.clear();
-                            load_history(t, &history);
-                            t.push(EntryKind::Notice(format!("resumed session {id}")));
-                        });
-                    }
-                    Err(e) => self.error(e.to_string()),
-                }
-            }
-            "model" => {
-                if argument.is_empty() {
-                    let model = agent.model();
-                    self.notice(format!("model: {model}"));
-                } else {
-                    match agent.set_model(argument) {
-                        Ok(()) => {
-                            self.ui.model = agent.model();
-                            let model = agent.model();
-                            self.notice(format!("model: {model}"));
-                        }
-                        Err(e) => self.error(e.to_string()),
-                    }
-                }
-            }
-            "compact" => self.compact(argument.to_string()),
-            other => self.error(format!("/{other} is not available in the window")),
+            None => self.background(command.clone(), argument.to_string()),
         }
     }
 
-    fn compact(&mut self, focus: String) {
+    /// A command that takes time runs in a task, like a turn.
+    fn background(&mut self, command: Command, argument: String) {
         let Slot::Idle(mut agent) = std::mem::replace(&mut self.slot, Slot::Empty) else {
             return;
         };
         let cancel = CancellationToken::new();
-        self.shared
-            .update(|t| t.start_busy("Compacting", Instant::now()));
+        let label = format!("/{}", command.name());
+        self.shared.update(|t| t.start_busy(&label, Instant::now()));
         let sink = self.sink();
         let token = cancel.clone();
         let task = tokio::spawn(async move {
-            let focus = (!focus.is_empty()).then_some(focus);
-            if let Err(e) = agent.compact(focus.as_deref(), sink.clone(), token).await {
-                sink.event(Event::Error {
-                    text: e.to_string(),
-                });
-            }
-            agent
+            let outcome = agent
+                .run_command(&command, &argument, Front::Window, sink, token)
+                .await;
+            (agent, Some(outcome))
         });
         self.slot = Slot::Busy { task, cancel };
+    }
+
+    /// Show what a command did.
+    fn show(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Done => {}
+            Outcome::Say(text) => self.notice(text),
+            Outcome::Error(text) => self.error(text),
+            Outcome::List(rows) => self.notice(rows.join("\n")),
+            Outcome::Help(text) => self.notice(format!("{text}\n\n{KEYS_HELP}")),
+            Outcome::Copy(text) => self.show(commands::copy(&text)),
+            Outcome::Ask(question) => {
+                if self.busy() {
+                    self.queued = Some(question);
+                } else {
+                    self.ask(question);
+                }
+            }
+            Outcome::Fresh(text) => {
+                self.ui.selected = None;
+                self.ui.scroll = Scroll::Bottom;
+                self.shared.update(|t| {
+                    t.clear();
+                    t.push(EntryKind::Notice(text));
+                });
+            }
+            Outcome::Resumed(text) => {
+                let history = match &self.slot {
+                    Slot::Idle(agent) => agent.history().to_vec(),
+                    _ => Vec::new(),
+                };
+                self.ui.selected = None;
+                self.ui.scroll = Scroll::Bottom;
+                self.shared.update(|t| {
+                    t.clear();
+                    load_history(t, &history);
+                    t.push(EntryKind::Notice(text));
+                });
+            }
+            Outcome::Quit => self.quit = true,
+        }
     }
 }
 
@@ -702,7 +669,7 @@ pub fn start_notice(agent: &Agent) -> String {
 pub const KEYS_HELP: &str = "Enter send · Alt-Enter new line · Up/Down history · PgUp/PgDn scroll · Tab select a tool call or thinking, Enter/Ctrl-O unfold · Esc cancel · @ then Tab complete a path · Ctrl-C twice quit";
 
 /// Wait for the turn's task; only called while busy.
-async fn wait(slot: &mut Slot) -> Result<Box<Agent>, tokio::task::JoinError> {
+async fn wait(slot: &mut Slot) -> Result<Finished, tokio::task::JoinError> {
     match slot {
         Slot::Busy { task, .. } => task.await,
         _ => std::future::pending().await,

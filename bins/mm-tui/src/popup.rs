@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mm_agent::commands::{self, Front};
+use mm_agent::commands::{Commands, Front};
 
 /// Which list is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,33 +52,31 @@ impl Popup {
 }
 
 /// The window's commands whose name starts with `typed` (the text after `/`).
-pub fn commands(typed: &str) -> Vec<Item> {
-    commands::for_front(Front::Window)
-        .filter(|c| c.name.starts_with(typed))
+pub fn commands(typed: &str, table: &Commands) -> Vec<Item> {
+    table
+        .for_front(Front::Window)
+        .filter(|c| c.name().starts_with(typed))
         .map(|c| Item {
-            label: match c.argument {
-                Some(a) => format!("/{} {a}", c.name),
-                None => format!("/{}", c.name),
-            },
-            detail: c.description.to_string(),
-            insert: if c.argument.is_some() {
-                format!("/{} ", c.name)
+            label: c.usage(),
+            detail: c.description().to_string(),
+            insert: if c.argument().is_some() {
+                format!("/{} ", c.name())
             } else {
-                format!("/{}", c.name)
+                format!("/{}", c.name())
             },
-            run: c.argument.is_none(),
+            run: c.argument().is_none(),
         })
         .collect()
 }
 
 /// The picker for what is in the input, or `None` when it should be closed
 /// (the text is not a bare `/name` being typed).
-pub fn picker_for(input: &str) -> Option<Popup> {
+pub fn picker_for(input: &str, table: &Commands) -> Option<Popup> {
     let typed = input.strip_prefix('/')?;
     if typed.contains(char::is_whitespace) || typed.contains('/') {
         return None;
     }
-    let items = commands(typed);
+    let items = commands(typed, table);
     if items.is_empty() {
         return None;
     }
@@ -209,9 +207,10 @@ mod tests {
 
     #[test]
     fn the_picker_lists_the_window_slice_of_the_table() {
-        let all = picker_for("/").unwrap();
-        let want: Vec<String> = commands::for_front(Front::Window)
-            .map(|c| c.name.to_string())
+        let table = Commands::builtin();
+        let all = picker_for("/", &table).unwrap();
+        let want: Vec<String> = mm_agent::commands::for_front(Front::Window)
+            .map(|c| c.name().to_string())
             .collect();
         let got: Vec<String> = all
             .items
@@ -219,7 +218,7 @@ mod tests {
             .map(|i| i.insert.trim().trim_start_matches('/').to_string())
             .collect();
         assert_eq!(got, want);
-        let c = picker_for("/co").unwrap();
+        let c = picker_for("/co", &table).unwrap();
         let labels: Vec<_> = c.items.iter().map(|i| i.label.as_str()).collect();
         assert_eq!(labels, ["/compact [focus]", "/copy"]);
         assert!(
@@ -227,9 +226,9 @@ mod tests {
             "compact takes an argument: insert, do not run"
         );
         assert!(c.items[1].run);
-        assert_eq!(picker_for("/compact now"), None);
-        assert_eq!(picker_for("/zzz"), None);
-        assert_eq!(picker_for("hello"), None);
+        assert_eq!(picker_for("/compact now", &table), None);
+        assert_eq!(picker_for("/zzz", &table), None);
+        assert_eq!(picker_for("hello", &table), None);
     }
 
     #[test]

@@ -254,19 +254,20 @@ fn picker() {
     let t = Transcript::new();
     let mut ui = ui();
     ui.set_text("/");
-    ui.popup = popup::picker_for("/");
+    let table = mm_agent::commands::Commands::builtin();
+    ui.popup = popup::picker_for("/", &table);
     let s = screen(&t, &mut ui);
     for c in mm_agent::commands::for_front(mm_agent::commands::Front::Window) {
         assert!(
-            s.contains(&format!("/{}", c.name)),
+            s.contains(&format!("/{}", c.name())),
             "/{} missing: {s}",
-            c.name
+            c.name()
         );
     }
     insta::assert_snapshot!(s);
     // Typing narrows it.
     ui.set_text("/co");
-    ui.popup = popup::picker_for("/co");
+    ui.popup = popup::picker_for("/co", &table);
     ui.popup.as_mut().unwrap().down();
     insta::assert_snapshot!("picker_filtered", screen(&t, &mut ui));
 }

@@ -14,6 +14,7 @@ use mm_tools::{CallOutcome, PermissionMode, Permissions, ToolContext, Toolbox};
 use mm_ui::{Counters, Event, Sink, TurnOutcome};
 use tokio_util::sync::CancellationToken;
 
+use crate::commands::{Call, Command, Commands, Front, Outcome, Run};
 use crate::{compact, history, mention, prompt, tools};
 
 /// The result every call that is stopped before it ran receives
@@ -71,6 +72,7 @@ pub struct Agent {
     /// Tokens per character, from the last usage the server reported.
     ratio: Option<f64>,
     last_answer: String,
+    commands: Commands,
 }
 
 impl Agent {
@@ -118,6 +120,7 @@ impl Agent {
             session: None,
             ratio: None,
             last_answer: String::new(),
+            commands: Commands::builtin(),
             config,
         })
     }
@@ -164,6 +167,60 @@ impl Agent {
     pub async fn shutdown(&self) {
         if let Some(client) = &self.lsp {
             client.shutdown_all().await;
+        }
+    }
+
+    /// This agent's slash commands: the built-in ones and any added.
+    pub fn commands(&self) -> &Commands {
+        &self.commands
+    }
+
+    /// Add commands of this agent's own (loaded from files, say).
+    pub fn commands_mut(&mut self) -> &mut Commands {
+        &mut self.commands
+    }
+
+    /// Run `command` with `argument` for `front`, whatever it needs; the
+    /// front end renders the outcome.
+    pub async fn run_command(
+        &mut self,
+        command: &Command,
+        argument: &str,
+        front: Front,
+        sink: Arc<dyn Sink>,
+        cancel: CancellationToken,
+    ) -> Outcome {
+        let commands = self.commands.clone();
+        let call = Call {
+            argument,
+            front,
+            commands: &commands,
+        };
+        match command.run() {
+            Run::Free(f) => f(&call),
+            Run::Now(f) => f(self, &call),
+            Run::Task(f) => f(self, call, sink, cancel).await,
+        }
+    }
+
+    /// Run `command` now if it needs no waiting; `None` when it takes time
+    /// (then give it to [`Agent::run_command`] where a turn would run).
+    pub fn run_command_now(
+        &mut self,
+        command: &Command,
+        argument: &str,
+        front: Front,
+    ) -> Option<Outcome> {
+        let commands = self.commands.clone();
+        let call = Call {
+            argument,
+            front,
+            commands: &commands,
+        };
+        match command.run() {
+            Run::Free(f) => Some(f(&call)),
+            Run::Now(f) => Some(f(self, &call)),
+            Run::Task(_) => None,
         }
     }
 

@@ -1,0 +1,184 @@
+//! The built-in commands: their rows and handlers, and every reply text
+//! they give.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use mm_ui::Sink;
+use tokio_util::sync::CancellationToken;
+
+use super::{Argument, Call, Command, Commands, Front, Outcome, Run, TERMINAL};
+use crate::Agent;
+
+/// The built-in rows, in the order `/help` lists them.
+pub(super) fn table() -> Vec<Command> {
+    vec![
+        Command::new(
+            "new",
+            "Start a new session (forgets the conversation and resets the loop detector)",
+            Run::Now(new),
+        ),
+        Command::new(
+            "compact",
+            "Summarise the conversation so far to free context",
+            Run::Task(compact),
+        )
+        .with_argument(Argument::Optional("[focus]".into())),
+        Command::new(
+            "copy",
+            "Copy the last answer to the clipboard",
+            Run::Now(copy_last),
+        )
+        .with_fronts(TERMINAL),
+        Command::new(
+            "sessions",
+            "List this project's saved sessions",
+            Run::Now(sessions),
+        )
+        .with_fronts(TERMINAL),
+        Command::new(
+            "resume",
+            "Resume a saved session by id (or the latest)",
+            Run::Now(resume),
+        )
+        .with_argument(Argument::Optional("[id]".into()))
+        .with_fronts(TERMINAL),
+        Command::new(
+            "model",
+            "Show the model, or switch to PROVIDER/MODEL",
+            Run::Now(model),
+        )
+        .with_argument(Argument::Optional("[provider/model]".into()))
+        .with_fronts(TERMINAL),
+        Command::new("help", "List the commands", Run::Free(Arc::new(help))).with_fronts(TERMINAL),
+        Command::new(
+            "quit",
+            "Leave mm",
+            Run::Free(Arc::new(|_: &Call<'_>| Outcome::Quit)),
+        )
+        .with_fronts(TERMINAL),
+    ]
+}
+
+/// `/new`. In an editor the session keeps its id and file (the editor
+/// holds the id); in a terminal the next question starts a new file.
+fn new(agent: &mut Agent, call: &Call<'_>) -> Outcome {
+    match call.front {
+        Front::Editor => {
+            agent.clear_conversation();
+            Outcome::Say("Started a new session.".into())
+        }
+        Front::Repl | Front::Window => {
+            agent.new_session();
+            Outcome::Fresh("new session".into())
+        }
+    }
+}
+
+fn compact<'a>(
+    agent: &'a mut Agent,
+    call: Call<'a>,
+    sink: Arc<dyn Sink>,
+    cancel: CancellationToken,
+) -> BoxFuture<'a, Outcome> {
+    Box::pin(async move {
+        match agent.compact(call.argument(), sink, cancel).await {
+            Ok(()) => Outcome::Done,
+            Err(e) => Outcome::Error(e.to_string()),
+        }
+    })
+}
+
+fn copy_last(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
+    let answer = agent.last_answer();
+    if answer.is_empty() {
+        Outcome::Say("nothing to copy yet".into())
+    } else {
+        Outcome::Copy(answer.to_string())
+    }
+}
+
+/// Put `text` on the clipboard and say how (or why not): how a front end
+/// renders [`Outcome::Copy`].
+pub fn copy(text: &str) -> Outcome {
+    match mm_ui::copy_to_clipboard(text) {
+        Ok(copied) => Outcome::Say(copied.to_string()),
+        Err(e) => Outcome::Error(format!("copy failed: {e}")),
+    }
+}
+
+fn sessions(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
+    let list = match agent.sessions() {
+        Ok(list) => list,
+        Err(e) => return Outcome::Error(e.to_string()),
+    };
+    if list.is_empty() {
+        return Outcome::Say("no saved session for this directory".into());
+    }
+    let current = agent.session_id();
+    Outcome::List(
+        list.iter()
+            .map(|info| {
+                let mark = if current.as_deref() == Some(info.id.as_str()) {
+                    "*"
+                } else {
+                    " "
+                };
+                format!(
+                    "{mark} {}  {}  {:>3} messages  {}",
+                    info.id,
+                    short_time(&info.updated_at),
+                    info.messages,
+                    info.title
+                )
+            })
+            .collect(),
+    )
+}
+
+/// `2026-11-05 14:03`.
+fn short_time(t: &time::OffsetDateTime) -> String {
+    let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]");
+    t.format(&format).unwrap_or_else(|_| t.to_string())
+}
+
+fn resume(agent: &mut Agent, call: &Call<'_>) -> Outcome {
+    match agent.resume(call.argument()) {
+        Ok(id) => Outcome::Resumed(resumed(agent, &id)),
+        Err(e) => Outcome::Error(e.to_string()),
+    }
+}
+
+/// What is said when session `id` was resumed (by `/resume` or a flag).
+pub fn resumed(agent: &Agent, id: &str) -> String {
+    format!("resumed session {id} ({} messages)", agent.history().len())
+}
+
+fn model(agent: &mut Agent, call: &Call<'_>) -> Outcome {
+    if let Some(model) = call.argument()
+        && let Err(e) = agent.set_model(model)
+    {
+        return Outcome::Error(e.to_string());
+    }
+    Outcome::Say(format!("model: {} at {}", agent.model(), agent.base_url()))
+}
+
+fn help(call: &Call<'_>) -> Outcome {
+    Outcome::Help(call.commands.help(call.front))
+}
+
+/// The reply to `/name` when `front` offers no such command: where to look.
+pub(super) fn unknown(commands: &Commands, name: &str, front: Front) -> Outcome {
+    let offers_help = commands.for_front(front).any(|c| c.name() == "help");
+    if offers_help {
+        return Outcome::Error(format!("unknown command /{name}; /help lists the commands"));
+    }
+    let names: Vec<String> = commands
+        .for_front(front)
+        .map(|c| format!("/{}", c.name()))
+        .collect();
+    Outcome::Error(format!(
+        "unknown command /{name}; the commands here are {}",
+        names.join(", ")
+    ))
+}
