@@ -68,7 +68,10 @@ fn print_config_shows_values_and_where_they_came_from() {
         line("model").contains("= openai-compatible/x  # flag --model"),
         "{s}"
     );
-    assert!(line("permissions").contains("= ask  # user file"), "{s}");
+    assert!(
+        line("permissions.default").contains("= ask  # user file"),
+        "{s}"
+    );
 }
 
 #[test]

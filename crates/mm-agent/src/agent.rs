@@ -95,7 +95,7 @@ impl Agent {
             })
             .collect();
         let setting = match source {
-            PermissionSource::Terminal => config.permissions,
+            PermissionSource::Terminal => config.permissions.default,
             PermissionSource::Editor => config.acp.permissions,
         };
         let mode = match setting {

@@ -14,7 +14,7 @@ use figment::value::Value;
 use crate::dirs::BaseDirs;
 use crate::error::{ConfigError, from_figment};
 use crate::provider::Layer;
-use crate::settings::{Config, PermissionSetting, Thinking};
+use crate::settings::{Config, PermissionSetting, SandboxSetting, Thinking};
 
 /// Where a value came from, as `--print-config` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,7 +178,10 @@ pub const KEYS: &[&str] = &[
     "maxOutput",
     "previewLines",
     "skillsDir",
-    "permissions",
+    "permissions.default",
+    "permissions.allow",
+    "permissions.ask",
+    "permissions.deny",
     "acp.permissions",
     "sessions.enabled",
     "sessions.dir",
@@ -186,6 +189,8 @@ pub const KEYS: &[&str] = &[
     "compact.keepRecent",
     "lsp.servers",
     "instructions",
+    "sandbox",
+    "sandboxNetwork",
 ];
 
 /// The top-level keys a project file may set (decisions.md 1). Every other
@@ -243,6 +248,7 @@ pub fn load(sources: &Sources) -> Result<Loaded, ConfigError> {
         }
     }
 
+    files.iter_mut().for_each(normalize);
     // Each file is checked alone over the defaults: a bad value is an
     // error even where a later layer would override it.
     for file in &files {
@@ -314,7 +320,7 @@ fn env_layers(sources: &Sources) -> Result<Vec<Layer>, ConfigError> {
         let setting: PermissionSetting = value
             .parse()
             .map_err(|e| bad(&at, "permissions", format!("{e}")))?;
-        layers.push(Layer::single(at, "permissions", setting.as_str()));
+        layers.push(permissions_default(at, setting));
     }
     Ok(layers)
 }
@@ -333,11 +339,7 @@ fn flag_layers(flags: &Overrides) -> Result<Vec<Layer>, ConfigError> {
         layers.push(Layer::single(at, "baseURL", url.as_str()));
     }
     if let Some(p) = flags.permissions {
-        layers.push(Layer::single(
-            flag("--permissions"),
-            "permissions",
-            p.as_str(),
-        ));
+        layers.push(permissions_default(flag("--permissions"), p));
     }
     if let Some(t) = flags.thinking {
         layers.push(Layer::single(flag("--thinking"), "thinking", t.as_str()));
@@ -350,6 +352,26 @@ fn flag_layers(flags: &Overrides) -> Result<Vec<Layer>, ConfigError> {
         ));
     }
     Ok(layers)
+}
+
+/// `MM_PERMISSIONS` and `--permissions` set the default and keep the rules
+/// of the files.
+fn permissions_default(at: Origin, setting: PermissionSetting) -> Layer {
+    let mut dict = figment::value::Dict::new();
+    dict.insert("default".to_owned(), Value::from(setting.as_str()));
+    Layer::single(at, "permissions", dict)
+}
+
+/// `permissions: ask` in a file is `permissions: {default: ask}`, so that
+/// it merges with rules and flags like the map form does.
+fn normalize(layer: &mut Layer) {
+    if let Some(value) = layer.dict.get_mut("permissions")
+        && !matches!(value, Value::Dict(..) | Value::Array(..))
+    {
+        let mut dict = figment::value::Dict::new();
+        dict.insert("default".to_owned(), value.clone());
+        *value = Value::from(dict);
+    }
 }
 
 fn bad(at: &Origin, key: &str, problem: String) -> ConfigError {
@@ -418,6 +440,16 @@ fn check_values(config: &Config, at: &Origin) -> Result<(), ConfigError> {
             at,
             "maxOutput",
             format!("expected at least 200, found {}", config.max_output),
+        ));
+    }
+    if config.sandbox != SandboxSetting::Off && !cfg!(target_os = "linux") {
+        return Err(bad(
+            at,
+            "sandbox",
+            format!(
+                "{} needs Linux (Landlock and seccomp); this system has no sandbox mm can use, so set sandbox: off",
+                config.sandbox
+            ),
         ));
     }
     let t = config.compact.threshold;
@@ -532,6 +564,8 @@ mod tests {
             "acp",
             "skillsDir",
             "sessions",
+            "sandbox",
+            "sandboxNetwork",
         ] {
             assert!(!PROJECT_KEYS.contains(&forbidden));
         }

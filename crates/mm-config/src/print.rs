@@ -59,7 +59,10 @@ fn value_text(c: &Config, key: &str, key_set: bool) -> String {
         "maxOutput" => c.max_output.to_string(),
         "previewLines" => c.preview_lines.to_string(),
         "skillsDir" => c.skills_dir.display().to_string(),
-        "permissions" => c.permissions.to_string(),
+        "permissions.default" => c.permissions.default.to_string(),
+        "permissions.allow" => list(&c.permissions.allow),
+        "permissions.ask" => list(&c.permissions.ask),
+        "permissions.deny" => list(&c.permissions.deny),
         "acp.permissions" => c.acp.permissions.to_string(),
         "sessions.enabled" => c.sessions.enabled.to_string(),
         "sessions.dir" => c.sessions.dir.display().to_string(),
@@ -100,6 +103,8 @@ fn value_text(c: &Config, key: &str, key_set: bool) -> String {
             }
         }
         "instructions" => list(&c.instructions),
+        "sandbox" => c.sandbox.to_string(),
+        "sandboxNetwork" => c.sandbox_network.to_string(),
         _ => String::new(),
     }
 }

@@ -37,7 +37,8 @@ pub struct Config {
     pub max_output: usize,
     pub preview_lines: usize,
     pub skills_dir: PathBuf,
-    pub permissions: PermissionSetting,
+    /// `permissions: ask|allow`, or the map of rules (user file only).
+    pub permissions: PermissionRules,
     pub acp: AcpSettings,
     pub sessions: SessionSettings,
     pub compact: CompactSettings,
@@ -46,6 +47,54 @@ pub struct Config {
     /// YAML takes one name or a list of names.
     #[serde(deserialize_with = "one_or_many")]
     pub instructions: Vec<String>,
+    /// Where `bash` commands may write (user file only).
+    pub sandbox: SandboxSetting,
+    /// Whether sandboxed commands may open network sockets.
+    pub sandbox_network: bool,
+}
+
+/// `permissions`: the default for calls no rule speaks of, and the rules
+/// (`TOOL` or `TOOL(PATTERN)`, read by mm-policy). The plain form
+/// `permissions: ask` sets only `default`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PermissionRules {
+    /// `allow` or `ask`.
+    pub default: PermissionSetting,
+    /// Calls that run without asking.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub allow: Vec<String>,
+    /// Calls that ask even under `default: allow`.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub ask: Vec<String>,
+    /// Calls that never run.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub deny: Vec<String>,
+}
+
+impl PermissionRules {
+    /// Only a default, no rules.
+    pub fn plain(default: PermissionSetting) -> Self {
+        PermissionRules {
+            default,
+            allow: Vec::new(),
+            ask: Vec::new(),
+            deny: Vec::new(),
+        }
+    }
+}
+
+/// `sandbox`: where `bash` commands may write. Deserialized from its name
+/// only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxSetting {
+    /// No sandbox.
+    Off,
+    /// Commands write nowhere.
+    ReadOnly,
+    /// Commands write below the working directory and the temp folder.
+    WorkspaceWrite,
 }
 
 /// `thinking`: whether (and how hard) to ask for reasoning.
@@ -139,7 +188,7 @@ impl Config {
             max_output: 30000,
             preview_lines: 5,
             skills_dir: dirs.config.join("mm").join("skills"),
-            permissions: PermissionSetting::Allow,
+            permissions: PermissionRules::plain(PermissionSetting::Allow),
             acp: AcpSettings {
                 permissions: PermissionSetting::Ask,
             },
@@ -155,6 +204,8 @@ impl Config {
                 servers: default_lsp_servers(),
             },
             instructions: vec!["AGENTS.md".to_owned()],
+            sandbox: SandboxSetting::Off,
+            sandbox_network: false,
         }
     }
 
@@ -284,6 +335,28 @@ impl PermissionSetting {
     }
 }
 
+impl SandboxSetting {
+    /// The YAML names, in the order error messages list them.
+    pub const NAMES: &'static [&'static str] = &["off", "read-only", "workspace-write"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxSetting::Off => "off",
+            SandboxSetting::ReadOnly => "read-only",
+            SandboxSetting::WorkspaceWrite => "workspace-write",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<SandboxSetting> {
+        match name {
+            "off" => Some(SandboxSetting::Off),
+            "read-only" => Some(SandboxSetting::ReadOnly),
+            "workspace-write" => Some(SandboxSetting::WorkspaceWrite),
+            _ => None,
+        }
+    }
+}
+
 /// A name that is not one of an enum's names; its text is the one config
 /// errors use: `"hgh" is not one of off, on, low, medium, high`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -331,6 +404,7 @@ macro_rules! named_enum {
 
 named_enum!(Thinking);
 named_enum!(PermissionSetting);
+named_enum!(SandboxSetting);
 
 /// `instructions: AGENTS.md` and `instructions: [A.md, B.md]` both work.
 fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {

@@ -86,7 +86,7 @@ fn write(path: &Path, text: &str) -> PathBuf {
 
 const TOP_KEYS: &str = "model, baseURL, apiKeyEnv, contextWindow, maxTokens, thinking, showThinking, watchdog, \
                         retries, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
-                        permissions, acp, sessions, compact, lsp, instructions";
+                        permissions, acp, sessions, compact, lsp, instructions, sandbox, sandboxNetwork";
 
 // ---------- defaults ----------
 
@@ -111,7 +111,7 @@ fn without_files_every_value_is_the_default() {
     assert_eq!(c.max_output, 30000);
     assert_eq!(c.preview_lines, 5);
     assert_eq!(c.skills_dir, w.root.join("conf/mm/skills"));
-    assert_eq!(c.permissions, PermissionSetting::Allow);
+    assert_eq!(c.permissions.default, PermissionSetting::Allow);
     assert_eq!(c.acp.permissions, PermissionSetting::Ask);
     assert!(c.sessions.enabled);
     assert_eq!(c.sessions.dir, w.root.join("data/mm/sessions"));
@@ -270,20 +270,111 @@ fn base_url_env_beats_user_file_and_flag_beats_env() {
 fn permissions_env_beats_user_file_and_flag_beats_env() {
     let mut w = World::new();
     w.write_user("permissions: ask\n");
-    assert_eq!(w.load().config.permissions, PermissionSetting::Ask);
+    assert_eq!(w.load().config.permissions.default, PermissionSetting::Ask);
     w.set_env("MM_PERMISSIONS", "allow");
     let loaded = w.load();
-    assert_eq!(loaded.config.permissions, PermissionSetting::Allow);
+    assert_eq!(loaded.config.permissions.default, PermissionSetting::Allow);
     assert_eq!(
-        loaded.origin("permissions"),
+        loaded.origin("permissions.default"),
         Some(&Origin::Env("MM_PERMISSIONS".into()))
     );
     w.sources.flags.permissions = Some(PermissionSetting::Ask);
     let loaded = w.load();
-    assert_eq!(loaded.config.permissions, PermissionSetting::Ask);
+    assert_eq!(loaded.config.permissions.default, PermissionSetting::Ask);
     assert_eq!(
-        loaded.origin("permissions"),
+        loaded.origin("permissions.default"),
         Some(&Origin::Flag("--permissions".into()))
+    );
+}
+
+#[test]
+fn permission_rules_in_the_map_form() {
+    let mut w = World::new();
+    let u = w.write_user(
+        "permissions:\n  default: ask\n  allow: [\"bash(git status*)\", read_file]\n  \
+         ask: \"bash(git push*)\"\n  deny:\n    - bash(rm -rf *)\n    - mcp__*__delete*\n",
+    );
+    let loaded = w.load();
+    let p = &loaded.config.permissions;
+    assert_eq!(p.default, PermissionSetting::Ask);
+    assert_eq!(p.allow, ["bash(git status*)", "read_file"]);
+    assert_eq!(p.ask, ["bash(git push*)"]);
+    assert_eq!(p.deny, ["bash(rm -rf *)", "mcp__*__delete*"]);
+    assert_eq!(
+        loaded.origin("permissions.deny"),
+        Some(&Origin::UserFile(u.clone()))
+    );
+    // A flag sets the default and keeps the file's rules.
+    w.sources.flags.permissions = Some(PermissionSetting::Allow);
+    let loaded = w.load();
+    assert_eq!(loaded.config.permissions.default, PermissionSetting::Allow);
+    assert_eq!(loaded.config.permissions.deny.len(), 2);
+    assert_eq!(
+        loaded.origin("permissions.default"),
+        Some(&Origin::Flag("--permissions".into()))
+    );
+    // Rules without a default keep the built-in one.
+    w.sources.flags.permissions = None;
+    w.write_user("permissions:\n  deny: [bash]\n");
+    let c = w.load().config;
+    assert_eq!(c.permissions.default, PermissionSetting::Allow);
+    assert_eq!(c.permissions.deny, ["bash"]);
+    // The plain form comes from the file, as before.
+    w.write_user("permissions: ask\n");
+    let loaded = w.load();
+    assert_eq!(
+        loaded.origin("permissions.default"),
+        Some(&Origin::UserFile(u.clone()))
+    );
+    assert!(loaded.config.permissions.allow.is_empty());
+}
+
+#[test]
+fn bad_permission_maps() {
+    let w = World::new();
+    let u = w.write_user("permissions:\n  allowed: [bash]\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: unknown key \"permissions.allowed\" (expected one of: default, allow, ask, deny)",
+            u.display()
+        )
+    );
+    w.write_user("permissions:\n  deny: 3\n");
+    assert!(w.error().contains("permissions.deny"), "{}", w.error());
+    w.write_user("permissions: maybe\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: permissions.default: \"maybe\" is not one of allow, ask",
+            u.display()
+        )
+    );
+}
+
+#[test]
+fn sandbox_settings() {
+    let w = World::new();
+    let c = w.load().config;
+    assert_eq!(c.sandbox, mm_config::SandboxSetting::Off);
+    assert!(!c.sandbox_network);
+    let u = w.write_user("sandbox: workspace-write\nsandboxNetwork: true\n");
+    let c = w.load().config;
+    if cfg!(target_os = "linux") {
+        assert_eq!(c.sandbox, mm_config::SandboxSetting::WorkspaceWrite);
+        assert!(c.sandbox_network);
+        w.write_user("sandbox: read-only\n");
+        assert_eq!(w.load().config.sandbox, mm_config::SandboxSetting::ReadOnly);
+    } else {
+        assert!(w.error().contains("needs Linux"), "{}", w.error());
+    }
+    w.write_user("sandbox: strict\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: sandbox: \"strict\" is not one of off, read-only, workspace-write",
+            u.display()
+        )
     );
 }
 
@@ -781,6 +872,10 @@ fn forbidden_project_keys() {
         ("sessions:\n  enabled: false\n", "sessions.enabled"),
         // the value's type does not matter: the key is refused first
         ("permissions: whatever\n", "permissions"),
+        ("permissions:\n  deny: [bash]\n", "permissions.deny"),
+        ("permissions:\n  allow: [bash]\n", "permissions.allow"),
+        ("sandbox: off\n", "sandbox"),
+        ("sandboxNetwork: true\n", "sandboxNetwork"),
     ];
     for (yaml, key) in cases {
         let p = w.write_project(yaml);
@@ -875,49 +970,49 @@ fn print_lists_every_key_with_value_and_origin() {
     }
     assert_eq!(
         line(&printed, "model"),
-        "model              = openai/gpt-5-mini  # env MM_MODEL"
+        "model               = openai/gpt-5-mini  # env MM_MODEL"
     );
     assert_eq!(
         line(&printed, "maxTurns"),
-        format!("maxTurns           = 7  # user file {}", user.display())
+        format!("maxTurns            = 7  # user file {}", user.display())
     );
     assert_eq!(
         line(&printed, "compact.threshold"),
-        format!("compact.threshold  = 0.5  # user file {}", user.display())
+        format!("compact.threshold   = 0.5  # user file {}", user.display())
     );
     assert_eq!(
         line(&printed, "compact.keepRecent"),
-        "compact.keepRecent = 4000  # default"
+        "compact.keepRecent  = 4000  # default"
     );
     assert_eq!(
         line(&printed, "thinking"),
         format!(
-            "thinking           = high  # project file {}",
+            "thinking            = high  # project file {}",
             project.display()
         )
     );
     assert_eq!(
-        line(&printed, "permissions"),
-        "permissions        = ask  # flag --permissions"
+        line(&printed, "permissions.default"),
+        "permissions.default = ask  # flag --permissions"
     );
     assert_eq!(
         line(&printed, "instructions"),
-        "instructions       = AGENTS.md  # default"
+        "instructions        = AGENTS.md  # default"
     );
     assert_eq!(
         line(&printed, "lsp.servers"),
-        "lsp.servers        = rust-analyzer (.rs); gopls (.go); clangd (.c .h .cc .cpp .hpp); \
+        "lsp.servers         = rust-analyzer (.rs); gopls (.go); clangd (.c .h .cc .cpp .hpp); \
          pyright: pyright-langserver --stdio (.py); \
          typescript-language-server --stdio (.ts .tsx .js .jsx)  # default"
     );
     assert_eq!(
         line(&printed, "baseURL"),
-        "baseURL            = (the provider's default)  # default"
+        "baseURL             = (the provider's default)  # default"
     );
     // openai's own key variable, not set in this environment
     assert_eq!(
         line(&printed, "apiKeyEnv"),
-        "apiKeyEnv          = OPENAI_API_KEY (not set)  # default"
+        "apiKeyEnv           = OPENAI_API_KEY (not set)  # default"
     );
 }
 
@@ -933,21 +1028,21 @@ fn print_masks_secrets() {
     assert_eq!(
         line(&printed, "baseURL"),
         format!(
-            "baseURL            = https://me:***@proxy:8443/v1?api_key=***  # user file {}",
+            "baseURL             = https://me:***@proxy:8443/v1?api_key=***  # user file {}",
             user.display()
         )
     );
     assert_eq!(
         line(&printed, "apiKeyEnv"),
         format!(
-            "apiKeyEnv          = MY_PROXY_KEY (set)  # user file {}",
+            "apiKeyEnv           = MY_PROXY_KEY (set)  # user file {}",
             user.display()
         )
     );
     w.sources.env.remove("MY_PROXY_KEY");
     let printed = w.load().print();
     assert!(
-        line(&printed, "apiKeyEnv").starts_with("apiKeyEnv          = MY_PROXY_KEY (not set)  # ")
+        line(&printed, "apiKeyEnv").starts_with("apiKeyEnv           = MY_PROXY_KEY (not set)  # ")
     );
 }
 
@@ -958,10 +1053,10 @@ fn print_shows_a_keyless_provider_and_the_keep_recent_cap() {
     let printed = w.load().print();
     assert_eq!(
         line(&printed, "apiKeyEnv"),
-        "apiKeyEnv          = (none: this provider takes no key)  # default"
+        "apiKeyEnv           = (none: this provider takes no key)  # default"
     );
     assert_eq!(
         line(&printed, "compact.keepRecent"),
-        "compact.keepRecent = 4000 (capped at 2000, a quarter of contextWindow)  # default"
+        "compact.keepRecent  = 4000 (capped at 2000, a quarter of contextWindow)  # default"
     );
 }

@@ -1,0 +1,458 @@
+//! The rules of one session and how a call is judged: deny wins over ask,
+//! ask over allow, allow over the default.
+//!
+//! A `bash` command line is judged part by part (every simple command the
+//! shell parser finds): it is denied when a deny rule matches any part,
+//! asks when an ask rule matches any part, and is allowed by the rules
+//! only when every part is allowed. What the rules cannot read
+//! (substitutions, `eval`, `sh -c`, a computed command name, a line that
+//! does not parse) asks, unless nothing in the settings could refuse it
+//! (default `allow` and no deny or ask rule for the tool). A part that
+//! redirects into a file outside the working directory is not allowed by
+//! an allow rule: it gets the default.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::rule::{Rule, RuleError};
+use crate::shell::{self, Hazard};
+
+/// What a call gets when no rule speaks: `permissions.default`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Run without asking.
+    Allow,
+    /// Ask before tools that change things.
+    Ask,
+}
+
+/// What a call is judged on besides the tool's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject<'a> {
+    /// The `bash` command line.
+    Command(&'a str),
+    /// The path a file tool reads or writes (relative to the working
+    /// directory, or absolute).
+    Path(&'a Path),
+    /// Nothing: only rules without a pattern apply.
+    None,
+}
+
+/// One call to judge.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    /// The tool's name.
+    pub tool: &'a str,
+    /// What the pattern of a rule is matched against.
+    pub subject: Subject<'a>,
+    /// Whether the tool changes things (needs permission by itself): a
+    /// call of a tool that only reads is allowed unless a rule says
+    /// otherwise, whatever the default.
+    pub changes: bool,
+    /// The session's working directory.
+    pub cwd: &'a Path,
+}
+
+/// Why a call asks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AskReason {
+    /// `permissions.default` is `ask` and no rule allowed the call.
+    Default,
+    /// An ask rule matched; its text.
+    Rule(String),
+    /// Something the rules cannot read; in words.
+    Unreadable(String),
+    /// A redirection into this file outside the working directory.
+    WritesOutside(String),
+}
+
+impl AskReason {
+    /// A short line for a front end: `rule "bash(git push*)"`; `None` for
+    /// the default, which needs no explaining.
+    pub fn describe(&self) -> Option<String> {
+        match self {
+            AskReason::Default => None,
+            AskReason::Rule(rule) => Some(format!("rule \"{rule}\"")),
+            AskReason::Unreadable(why) => Some(why.clone()),
+            AskReason::WritesOutside(target) => {
+                Some(format!("writes {target}, outside the working directory"))
+            }
+        }
+    }
+}
+
+/// The judgement on one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Run it.
+    Allow,
+    /// Ask the user first.
+    Ask(AskReason),
+    /// Do not run it; the text of the deny rule that matched.
+    Deny(String),
+}
+
+/// A rule list entry that does not parse, named as the settings name it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("permissions.{list}[{index}]: {source}")]
+pub struct PolicyError {
+    /// `allow`, `ask` or `deny`.
+    pub list: &'static str,
+    /// The entry's position in its list.
+    pub index: usize,
+    /// What is wrong with it.
+    pub source: RuleError,
+}
+
+/// The rules of the settings, as text, for [`Policy::new`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleLists<'a> {
+    /// `permissions.default`.
+    pub default: Mode,
+    /// `permissions.allow`.
+    pub allow: &'a [String],
+    /// `permissions.ask`.
+    pub ask: &'a [String],
+    /// `permissions.deny`.
+    pub deny: &'a [String],
+}
+
+/// Every rule in force, for `/permissions`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// The default.
+    pub default: Mode,
+    /// The deny rules, as written.
+    pub deny: Vec<String>,
+    /// The ask rules, as written.
+    pub ask: Vec<String>,
+    /// The allow rules, as written.
+    pub allow: Vec<String>,
+    /// The rules "allow for the session" added, oldest first.
+    pub session: Vec<String>,
+}
+
+/// The rules of one session. Cheap to judge with; share it behind an `Arc`.
+#[derive(Debug)]
+pub struct Policy {
+    default: Mode,
+    deny: Vec<Rule>,
+    ask: Vec<Rule>,
+    allow: Vec<Rule>,
+    session: Mutex<Vec<Rule>>,
+}
+
+impl Policy {
+    /// Compiles the rules of the settings; the first bad entry is the error.
+    pub fn new(lists: RuleLists<'_>) -> Result<Policy, PolicyError> {
+        let compile = |list: &'static str, texts: &[String]| {
+            texts
+                .iter()
+                .enumerate()
+                .map(|(index, t)| {
+                    Rule::parse(t).map_err(|source| PolicyError {
+                        list,
+                        index,
+                        source,
+                    })
+                })
+                .collect::<Result<Vec<Rule>, PolicyError>>()
+        };
+        Ok(Policy {
+            default: lists.default,
+            deny: compile("deny", lists.deny)?,
+            ask: compile("ask", lists.ask)?,
+            allow: compile("allow", lists.allow)?,
+            session: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// A policy of no rules with this default.
+    pub fn with_default(default: Mode) -> Policy {
+        Policy {
+            default,
+            deny: Vec::new(),
+            ask: Vec::new(),
+            allow: Vec::new(),
+            session: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The default in force.
+    pub fn default_mode(&self) -> Mode {
+        self.default
+    }
+
+    /// Judges one call.
+    pub fn check(&self, call: &Call<'_>) -> Verdict {
+        let deny = rules_for(&self.deny, call.tool);
+        let ask = rules_for(&self.ask, call.tool);
+        let session = self.session();
+        let mut allow = rules_for(&self.allow, call.tool);
+        allow.extend(rules_for(&session, call.tool));
+        let fallback = || match (call.changes, self.default) {
+            (true, Mode::Ask) => Verdict::Ask(AskReason::Default),
+            _ => Verdict::Allow,
+        };
+        match call.subject {
+            Subject::Command(line) => {
+                let analysis = shell::analyse(line, call.cwd);
+                for c in &analysis.commands {
+                    let texts = c.strict_texts();
+                    if let Some(r) =
+                        first_match(&deny, |r| texts.iter().any(|t| r.matches_command(t)))
+                    {
+                        return Verdict::Deny(r.to_string());
+                    }
+                }
+                if let Some(r) = deny.iter().find(|r| r.is_bare()) {
+                    return Verdict::Deny(r.to_string());
+                }
+                for c in &analysis.commands {
+                    let texts = c.strict_texts();
+                    if let Some(r) =
+                        first_match(&ask, |r| texts.iter().any(|t| r.matches_command(t)))
+                    {
+                        return Verdict::Ask(AskReason::Rule(r.to_string()));
+                    }
+                }
+                if let Some(r) = ask.iter().find(|r| r.is_bare()) {
+                    return Verdict::Ask(AskReason::Rule(r.to_string()));
+                }
+                if let Some(h) = analysis.hazards.first() {
+                    let everything_allowed =
+                        self.default == Mode::Allow && deny.is_empty() && ask.is_empty();
+                    return if everything_allowed {
+                        Verdict::Allow
+                    } else {
+                        Verdict::Ask(AskReason::Unreadable(describe(h)))
+                    };
+                }
+                if analysis.commands.is_empty() {
+                    return fallback();
+                }
+                for c in &analysis.commands {
+                    if let Some(target) = &c.writes_outside {
+                        if self.default == Mode::Ask {
+                            return Verdict::Ask(AskReason::WritesOutside(target.clone()));
+                        }
+                        continue;
+                    }
+                    if !allow.iter().any(|r| r.matches_command(&c.raw)) {
+                        return fallback();
+                    }
+                }
+                Verdict::Allow
+            }
+            Subject::Path(path) => {
+                let (relative, absolute) = path_forms(call.cwd, path);
+                let matches = |r: &Rule| r.matches_path(relative.as_deref(), &absolute);
+                if let Some(r) = first_match(&deny, matches) {
+                    return Verdict::Deny(r.to_string());
+                }
+                if let Some(r) = first_match(&ask, matches) {
+                    return Verdict::Ask(AskReason::Rule(r.to_string()));
+                }
+                if allow.iter().any(|r| matches(r)) {
+                    return Verdict::Allow;
+                }
+                fallback()
+            }
+            Subject::None => {
+                if let Some(r) = deny.iter().find(|r| r.is_bare()) {
+                    return Verdict::Deny(r.to_string());
+                }
+                if let Some(r) = ask.iter().find(|r| r.is_bare()) {
+                    return Verdict::Ask(AskReason::Rule(r.to_string()));
+                }
+                if allow.iter().any(|r| r.is_bare()) {
+                    return Verdict::Allow;
+                }
+                fallback()
+            }
+        }
+    }
+
+    /// "Allow for the session": records the rules that allow this call
+    /// from now on and returns their texts. For `bash`, one rule per
+    /// command prefix of the line not yet allowed (`bash(git status *)`);
+    /// for other tools, the tool's bare name.
+    pub fn allow_for_session(&self, call: &Call<'_>) -> Vec<String> {
+        let mut added = Vec::new();
+        let mut session = self.session_mut();
+        let mut record = |rule: Rule, session: &mut Vec<Rule>| {
+            let text = rule.to_string();
+            if !session.iter().any(|r| r.to_string() == text) {
+                session.push(rule);
+                added.push(text);
+            }
+        };
+        match call.subject {
+            Subject::Command(line) => {
+                let analysis = shell::analyse(line, call.cwd);
+                for c in analysis.commands.iter().filter(|c| !c.hidden) {
+                    let allowed = self
+                        .allow
+                        .iter()
+                        .chain(session.iter())
+                        .any(|r| r.names(call.tool) && r.matches_command(&c.raw));
+                    if allowed {
+                        continue;
+                    }
+                    if let Ok(rule) = Rule::command_prefix(call.tool, &c.prefix()) {
+                        record(rule, &mut session);
+                    }
+                }
+            }
+            Subject::Path(_) | Subject::None => {
+                if let Ok(rule) = Rule::parse(call.tool) {
+                    record(rule, &mut session);
+                }
+            }
+        }
+        added
+    }
+
+    /// Every rule in force.
+    pub fn listing(&self) -> Listing {
+        let texts = |rules: &[Rule]| rules.iter().map(Rule::to_string).collect();
+        Listing {
+            default: self.default,
+            deny: texts(&self.deny),
+            ask: texts(&self.ask),
+            allow: texts(&self.allow),
+            session: texts(&self.session()),
+        }
+    }
+
+    fn session(&self) -> Vec<Rule> {
+        self.session_mut().clone()
+    }
+
+    fn session_mut(&self) -> std::sync::MutexGuard<'_, Vec<Rule>> {
+        // A panic elsewhere must not lose the user's answers.
+        self.session.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn rules_for<'r>(rules: &'r [Rule], tool: &str) -> Vec<&'r Rule> {
+    rules.iter().filter(|r| r.names(tool)).collect()
+}
+
+fn first_match<'r>(rules: &[&'r Rule], pred: impl Fn(&Rule) -> bool) -> Option<&'r Rule> {
+    rules.iter().copied().find(|r| !r.is_bare() && pred(r))
+}
+
+fn describe(h: &Hazard) -> String {
+    h.describe()
+}
+
+/// The path relative to the working directory (when inside it) and
+/// absolute, both with `.` and `..` applied on the text.
+fn path_forms(cwd: &Path, path: &Path) -> (Option<String>, String) {
+    let mut absolute = PathBuf::from("/");
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    };
+    for part in joined.components() {
+        match part {
+            Component::Normal(name) => absolute.push(name),
+            Component::ParentDir => {
+                absolute.pop();
+            }
+            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
+        }
+    }
+    let relative = absolute
+        .strip_prefix(cwd)
+        .ok()
+        .filter(|r| !r.as_os_str().is_empty())
+        .map(|r| r.to_string_lossy().into_owned());
+    (relative, absolute.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn policy(default: Mode, allow: &[&str], ask: &[&str], deny: &[&str]) -> Policy {
+        Policy::new(RuleLists {
+            default,
+            allow: &strings(allow),
+            ask: &strings(ask),
+            deny: &strings(deny),
+        })
+        .unwrap()
+    }
+
+    fn bash<'a>(line: &'a str, cwd: &'a Path) -> Call<'a> {
+        Call {
+            tool: "bash",
+            subject: Subject::Command(line),
+            changes: true,
+            cwd,
+        }
+    }
+
+    #[test]
+    fn path_forms_inside_and_out() {
+        let cwd = Path::new("/p");
+        assert_eq!(
+            path_forms(cwd, Path::new("src/../a.rs")),
+            (Some("a.rs".into()), "/p/a.rs".into())
+        );
+        assert_eq!(
+            path_forms(cwd, Path::new("/etc/x")),
+            (None, "/etc/x".into())
+        );
+        assert_eq!(path_forms(cwd, Path::new("../q/x")), (None, "/q/x".into()));
+    }
+
+    #[test]
+    fn bad_entries_are_named() {
+        let e = Policy::new(RuleLists {
+            default: Mode::Ask,
+            allow: &strings(&["read_file"]),
+            ask: &[],
+            deny: &strings(&["bash(ok)", "bash(rm"]),
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "permissions.deny[1]: \"bash(rm\": expected TOOL(PATTERN) with \")\" at the end"
+        );
+    }
+
+    #[test]
+    fn the_session_rule_is_a_prefix_not_the_tool() {
+        let cwd = Path::new("/");
+        let p = policy(Mode::Ask, &[], &[], &[]);
+        let added = p.allow_for_session(&bash("git status -s && cargo test --lib", cwd));
+        assert_eq!(added, ["bash(git status *)", "bash(cargo test *)"]);
+        assert_eq!(p.check(&bash("git status", cwd)), Verdict::Allow);
+        assert_eq!(p.check(&bash("cargo test -p x", cwd)), Verdict::Allow);
+        assert_eq!(
+            p.check(&bash("rm -rf x", cwd)),
+            Verdict::Ask(AskReason::Default)
+        );
+        // Recorded once.
+        assert!(p.allow_for_session(&bash("git status", cwd)).is_empty());
+        assert_eq!(
+            p.listing().session,
+            ["bash(git status *)", "bash(cargo test *)"]
+        );
+        let write = Call {
+            tool: "write_file",
+            subject: Subject::Path(Path::new("a.txt")),
+            changes: true,
+            cwd,
+        };
+        assert_eq!(p.allow_for_session(&write), ["write_file"]);
+    }
+}
