@@ -3,12 +3,12 @@
 
 use std::io::Write;
 use std::os::fd::AsFd;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
 use mm_acp::{Options, Server};
-use mm_agent::config::Overrides;
+use mm_agent::{EXIT_START, StartError};
+use mm_config::SettingsFlags;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
@@ -19,18 +19,8 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 #[derive(Debug, Parser)]
 #[command(name = "mm-acp", disable_version_flag = true)]
 struct Cli {
-    /// Use this config file instead of the user's and the project's.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// PROVIDER/MODEL, for every session.
-    #[arg(long, value_name = "PROVIDER/MODEL")]
-    model: Option<String>,
-    /// The model server's address.
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
-    /// Print every setting, its value and where it came from, and exit.
-    #[arg(long)]
-    print_config: bool,
+    #[command(flatten)]
+    settings: SettingsFlags,
     /// Print the version and exit.
     #[arg(short = 'V', long)]
     version: bool,
@@ -44,7 +34,7 @@ fn main() -> ExitCode {
             // binary's, a flag error to stderr.
             let _ = e.print();
             return if e.use_stderr() {
-                ExitCode::from(2)
+                ExitCode::from(EXIT_START)
             } else {
                 ExitCode::SUCCESS
             };
@@ -54,49 +44,37 @@ fn main() -> ExitCode {
         println!("mm-acp {}", mm_agent::version());
         return ExitCode::SUCCESS;
     }
-    let options = Options {
-        config_file: cli.config,
-        flags: Overrides {
-            model: cli.model,
-            base_url: cli.base_url,
-            ..Overrides::default()
-        },
-    };
-    let cwd = match std::env::current_dir() {
-        Ok(cwd) => cwd,
-        Err(e) => {
-            eprintln!("mm-acp: cannot read the current directory: {e}");
-            return ExitCode::from(2);
+    match start(cli) {
+        Ok(code) => {
+            let _ = std::io::stderr().flush();
+            // The stdin reader thread would block a graceful runtime shutdown.
+            std::process::exit(code);
         }
+        Err(e) => {
+            eprintln!("mm-acp: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+/// Everything up to serving the protocol; returns the exit code of the
+/// served connection (or of `--print-config`).
+fn start(cli: Cli) -> Result<i32, StartError> {
+    let options = Options {
+        settings: cli.settings,
     };
-    if cli.print_config {
-        let sources = mm_agent::config::Sources::from_process(
-            &cwd,
-            options.config_file.clone(),
-            options.flags.clone(),
-        );
-        return match mm_agent::config::load(&sources) {
-            Ok(loaded) => {
-                // The same flag, and output, on every binary (config.md).
-                print!("{}", loaded.print());
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("mm-acp: {e}");
-                ExitCode::from(2)
-            }
-        };
+    let cwd = mm_config::cli::current_dir().map_err(StartError::WorkingDir)?;
+    if options.settings.print_config {
+        let loaded = mm_agent::config::load(&options.settings.sources(&cwd))?;
+        // The same flag, and output, on every binary (config.md).
+        print!("{}", loaded.print());
+        return Ok(0);
     }
 
     init_logging();
     install_panic_hook();
-    let protocol_out = match take_stdout() {
-        Ok(file) => file,
-        Err(e) => {
-            eprintln!("mm-acp: cannot set up stdout: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let protocol_out =
+        take_stdout().map_err(|e| StartError::Front(format!("cannot set up stdout: {e}")))?;
     // A broken config is reported per session (the editor shows it);
     // sessions are on unless the settings say otherwise.
     let sessions_enabled = match options.config(&cwd) {
@@ -106,20 +84,11 @@ fn main() -> ExitCode {
             true
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mm-acp: cannot start the runtime: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let code = runtime.block_on(run(options, sessions_enabled, protocol_out));
-    let _ = std::io::stderr().flush();
-    // The stdin reader thread would block a graceful runtime shutdown.
-    std::process::exit(code);
+        .map_err(|e| StartError::Front(format!("cannot start the runtime: {e}")))?;
+    Ok(runtime.block_on(run(options, sessions_enabled, protocol_out)))
 }
 
 /// Serve until stdin closes or a signal arrives, then stop every running

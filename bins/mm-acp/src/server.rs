@@ -24,9 +24,10 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
 use mm_agent::commands::{Commands, Front, Outcome, Parsed};
-use mm_agent::config::{Config, Overrides, Sources};
+use mm_agent::config::Config;
 use mm_agent::ui::{Sink, TurnOutcome};
 use mm_agent::{Agent, PermissionSource};
+use mm_config::SettingsFlags;
 use tokio_util::sync::CancellationToken;
 
 use crate::replay;
@@ -41,17 +42,15 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 /// What the command line chose; every session's settings start from it.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// `--config FILE`.
-    pub config_file: Option<PathBuf>,
-    pub flags: Overrides,
+    /// `--model`, `--base-url`, `--config`.
+    pub settings: SettingsFlags,
 }
 
 impl Options {
     /// The settings of a session rooted at `cwd` (its project file, the
     /// user's file, the environment, the flags).
     pub fn config(&self, cwd: &Path) -> Result<Config, String> {
-        let sources = Sources::from_process(cwd, self.config_file.clone(), self.flags.clone());
-        mm_agent::config::load(&sources)
+        mm_agent::config::load(&self.settings.sources(cwd))
             .map(|loaded| loaded.config)
             .map_err(|e| e.to_string())
     }

@@ -1,8 +1,7 @@
 //! The flags of `mm-repl`.
 
-use std::path::PathBuf;
-
 use clap::{Parser, Subcommand, ValueEnum};
+use mm_config::{SessionFlags, SettingsFlags};
 
 /// How one-shot mode prints the turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -33,33 +32,11 @@ pub struct Cli {
     #[arg(long = "output-format", value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
 
-    /// The model as PROVIDER/MODEL (overrides `model`).
-    #[arg(long, value_name = "PROVIDER/MODEL")]
-    pub model: Option<String>,
+    #[command(flatten)]
+    pub settings: SettingsFlags,
 
-    /// The model server's address (overrides `baseURL`).
-    #[arg(long = "base-url", value_name = "URL")]
-    pub base_url: Option<String>,
-
-    /// Use this settings file instead of the user and project files.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-
-    /// Print the merged settings and where each came from, then exit.
-    #[arg(long = "print-config")]
-    pub print_config: bool,
-
-    /// Work in this directory instead of the current one.
-    #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
-
-    /// Continue the latest session of this directory.
-    #[arg(long = "continue", conflicts_with = "resume")]
-    pub continue_session: bool,
-
-    /// Continue the session with this id.
-    #[arg(long, value_name = "ID")]
-    pub resume: Option<String>,
+    #[command(flatten)]
+    pub session: SessionFlags,
 
     /// Talk to a scripted mock model in-process (no model server needed).
     #[arg(long)]
@@ -108,7 +85,7 @@ mod tests {
         ]);
         assert_eq!(cli.prompt.as_deref(), Some("hi"));
         assert_eq!(cli.output_format, OutputFormat::Json);
-        assert_eq!(cli.model.as_deref(), Some("ollama/x"));
+        assert_eq!(cli.settings.model.as_deref(), Some("ollama/x"));
         assert!(Cli::try_parse_from(["mm-repl", "--continue", "--resume", "x"]).is_err());
     }
 

@@ -60,7 +60,8 @@ impl Repl {
         }
     }
 
-    /// Run until `/quit` or Ctrl-D; returns the exit code.
+    /// Run until `/quit` or Ctrl-D; returns the exit code. `resumed` is
+    /// what to say under the banner about a resumed session.
     pub async fn run(mut self, resumed: Option<String>) -> u8 {
         let code = self.session(resumed).await;
         // Language servers get their shutdown/exit before mm leaves.
@@ -70,8 +71,8 @@ impl Repl {
 
     async fn session(&mut self, resumed: Option<String>) -> u8 {
         self.banner();
-        if let Some(id) = resumed {
-            self.sink.say(&commands::resumed(&self.agent, &id));
+        if let Some(line) = resumed {
+            self.sink.say(&line);
         }
         let mut editor = match self.editor() {
             Ok(ed) => Some(ed),

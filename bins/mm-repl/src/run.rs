@@ -2,18 +2,14 @@
 //! calls [`main`] here.
 
 use std::io::{IsTerminal, Read};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mm_agent::{Agent, PermissionSource};
-use mm_config::{Overrides, Sources};
+use mm_agent::{PermissionSource, StartError};
+use mm_config::Sources;
 
 use crate::cli::{Cli, Command};
 use crate::{exit, logging, oneshot, repl};
-
-/// Exit code of a bad start: flags, settings, working directory.
-pub const EXIT_START: u8 = 2;
 
 /// Run `mm-repl` with this process's arguments.
 pub fn main() -> ExitCode {
@@ -29,8 +25,8 @@ pub fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("mm-repl: cannot start the runtime: {e}");
-            return ExitCode::from(EXIT_START);
+            let error = StartError::Front(format!("cannot start the runtime: {e}"));
+            return ExitCode::from(fail(error));
         }
     };
     exit::save_terminal();
@@ -44,6 +40,12 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Say why mm-repl cannot start; returns the exit code.
+fn fail(error: StartError) -> u8 {
+    eprintln!("mm-repl: {error}");
+    error.exit_code()
+}
+
 /// This process's peak resident memory (`VmHWM`), in kB.
 pub fn peak_rss_kb() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -55,51 +57,35 @@ pub fn peak_rss_kb() -> Option<u64> {
 pub async fn run(cli: Cli) -> u8 {
     logging::init(&mm_config::state_dir());
     exit::spawn_signal_handler();
+    start(cli).await.unwrap_or_else(fail)
+}
 
-    let cwd = match working_dir(cli.cwd.as_ref()) {
-        Ok(cwd) => cwd,
-        Err(e) => {
-            eprintln!("mm-repl: {e}");
-            return EXIT_START;
-        }
-    };
+async fn start(cli: Cli) -> Result<u8, StartError> {
+    let cwd = cli.session.working_dir().map_err(StartError::WorkingDir)?;
 
     let demo = if cli.demo {
         let options = mm_mock::Options {
             port: 0,
             repeat: true,
         };
-        match mm_mock::MockServer::start_with(mm_mock::demo_script(), options).await {
-            Ok(server) => Some(server),
-            Err(e) => {
-                eprintln!("mm-repl: cannot start the demo model: {e}");
-                return EXIT_START;
-            }
-        }
+        let server = mm_mock::MockServer::start_with(mm_mock::demo_script(), options)
+            .await
+            .map_err(|e| StartError::Front(format!("cannot start the demo model: {e}")))?;
+        Some(server)
     } else {
         None
     };
 
-    let mut flags = Overrides {
-        model: cli.model.clone(),
-        base_url: cli.base_url.clone(),
-        ..Overrides::default()
-    };
+    let mut flags = cli.settings.overrides();
     if let Some(server) = &demo {
         flags.model = Some("openai-compatible/demo".to_owned());
         flags.base_url = Some(format!("{}/v1", server.url()));
     }
-    let sources = Sources::from_process(cwd.clone(), cli.config.clone(), flags);
-    let loaded = match mm_config::load(&sources) {
-        Ok(loaded) => loaded,
-        Err(e) => {
-            eprintln!("mm-repl: {e}");
-            return EXIT_START;
-        }
-    };
-    if cli.print_config {
+    let sources = Sources::from_process(cwd.clone(), cli.settings.config.clone(), flags);
+    let loaded = mm_config::load(&sources)?;
+    if cli.settings.print_config {
         print!("{}", with_newline(loaded.print()));
-        return 0;
+        return Ok(0);
     }
     let mut config = loaded.config;
     if demo.is_some() {
@@ -110,46 +96,27 @@ pub async fn run(cli: Cli) -> u8 {
 
     let one_shot = cli.prompt.is_some() || !std::io::stdin().is_terminal();
     let question = if one_shot {
-        match question(cli.prompt.as_deref()) {
-            Ok(q) => Some(q),
-            Err(e) => {
-                eprintln!("mm-repl: {e}");
-                return EXIT_START;
-            }
-        }
+        Some(question(cli.prompt.as_deref()).map_err(StartError::Front)?)
     } else {
         None
     };
 
     let show_thinking = config.show_thinking;
-    let mut agent = match Agent::new(config, &cwd, PermissionSource::Terminal) {
-        Ok(agent) => agent,
-        Err(e) => {
-            eprintln!("mm-repl: {e}");
-            return EXIT_START;
-        }
-    };
+    let (mut agent, resumed) = mm_agent::start::agent(
+        config,
+        &cwd,
+        PermissionSource::Terminal,
+        cli.session.resume(),
+    )?;
 
-    let resumed = if cli.continue_session || cli.resume.is_some() {
-        match agent.resume(cli.resume.as_deref()) {
-            Ok(id) => Some(id),
-            Err(e) => {
-                eprintln!("mm-repl: cannot resume: {e}");
-                return EXIT_START;
-            }
-        }
-    } else {
-        None
-    };
-
-    match question {
+    Ok(match question {
         Some(q) => oneshot::run(&mut agent, &q, cli.output_format, show_thinking).await,
         None => {
             repl::Repl::new(agent, demo.is_some(), show_thinking)
                 .run(resumed)
                 .await
         }
-    }
+    })
 }
 
 fn with_newline(mut text: String) -> String {
@@ -157,23 +124,6 @@ fn with_newline(mut text: String) -> String {
         text.push('\n');
     }
     text
-}
-
-/// The session's root: `--cwd` (which must be a directory) or the process's.
-fn working_dir(flag: Option<&PathBuf>) -> Result<PathBuf, String> {
-    match flag {
-        Some(dir) => {
-            let dir =
-                std::fs::canonicalize(dir).map_err(|e| format!("--cwd {}: {e}", dir.display()))?;
-            if !dir.is_dir() {
-                return Err(format!("--cwd {}: not a directory", dir.display()));
-            }
-            Ok(dir)
-        }
-        None => {
-            std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))
-        }
-    }
 }
 
 /// The one-shot question: `-p TEXT`, or stdin for `-p -` and when stdin is

@@ -139,3 +139,16 @@ fn logs_go_to_the_state_dir_not_the_screen() {
     let log = std::fs::read_to_string(w.state_dir().join("mm/mm-repl.log")).unwrap();
     assert!(log.contains("starting"), "{log}");
 }
+
+#[test]
+fn a_session_that_cannot_be_resumed_is_a_start_error() {
+    let w = World::new(vec![], "");
+    let out = w.run(&["--continue", "-p", "x"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("mm-repl: cannot resume: no saved session for "),
+        "{stderr}"
+    );
+    assert!(w.chats().is_empty(), "no question was sent");
+}

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use clap::Parser;
 use futures::StreamExt;
+use mm_agent::StartError;
 use mm_tui::cli::{self, Cli};
 use mm_tui::{App, logging, terminal};
 
@@ -22,22 +23,25 @@ fn main() -> ExitCode {
         .build()
     {
         Ok(rt) => rt,
-        Err(e) => return cli::fail(&format!("cannot start the runtime: {e}"), 1),
+        Err(e) => {
+            return cli::fail(StartError::Front(format!("cannot start the runtime: {e}")));
+        }
     };
     runtime.block_on(async move {
         let agent = match cli::prepare(&cli) {
-            Ok(Some(agent)) => agent,
+            // The window shows the whole resumed history: no line needed.
+            Ok(Some((agent, _resumed))) => agent,
             Ok(None) => return ExitCode::SUCCESS,
-            Err((message, code)) => {
-                tracing::error!("{message}");
-                return cli::fail(&message, code);
+            Err(e) => {
+                tracing::error!("{e}");
+                return cli::fail(e);
             }
         };
         tracing::info!(model = %agent.model(), cwd = %agent.cwd().display(), "starting");
         terminal::install_panic_hook(stop_tools);
         let mut term = match terminal::enter() {
             Ok(t) => t,
-            Err(e) => return cli::fail(&format!("cannot open the window: {e}"), 1),
+            Err(e) => return cli::fail(StartError::Front(format!("cannot open the window: {e}"))),
         };
         let mut app = App::new(agent);
         let events = crossterm::event::EventStream::new();
@@ -56,8 +60,10 @@ fn main() -> ExitCode {
             }
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
+                // The window ran and broke: not a start-up failure.
                 tracing::error!("{e}");
-                cli::fail(&e.to_string(), 1)
+                eprintln!("mm-tui: {e}");
+                ExitCode::FAILURE
             }
         }
     })

@@ -115,3 +115,19 @@ fn cwd_must_be_a_directory() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_session_that_cannot_be_resumed_stops_before_the_window() {
+    let out = run(&["--continue"], "");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("mm-tui: cannot resume: no saved session for "),
+        "{err}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "nothing drawn: {:?}",
+        text(&out.stdout)
+    );
+}

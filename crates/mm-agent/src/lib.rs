@@ -11,6 +11,7 @@ pub mod compact;
 pub mod history;
 pub mod mention;
 pub mod prompt;
+pub mod start;
 pub mod tools;
 pub mod version;
 
@@ -19,6 +20,7 @@ pub use mm_config as config;
 pub use mm_engine::{Message, ToolCall, Usage};
 pub use mm_store::SessionInfo;
 pub use mm_ui as ui;
+pub use start::{EXIT_START, StartError};
 pub use version::version;
 
 /// Kill every running tool process group (decisions.md 13). Front ends call

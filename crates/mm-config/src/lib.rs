@@ -6,6 +6,8 @@
 //! read anything but config files and the environment (it does not look
 //! at key values beyond "set or not"), and never print.
 
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod dirs;
 pub mod error;
 pub mod load;
@@ -13,6 +15,8 @@ pub mod print;
 pub mod provider;
 pub mod settings;
 
+#[cfg(feature = "cli")]
+pub use cli::{SessionFlags, SettingsFlags};
 pub use dirs::{BaseDirs, config_dir, data_dir, state_dir};
 pub use error::ConfigError;
 pub use load::{KEYS, Loaded, Origin, Overrides, PROJECT_KEYS, Sources, load};

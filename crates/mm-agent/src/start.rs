@@ -1,0 +1,61 @@
+//! Start-up: the steps every front end takes before its first question,
+//! and the one error (with one exit code) for when it cannot start.
+
+use std::path::Path;
+
+use mm_config::{Config, ConfigError};
+
+use crate::{Agent, AgentError, PermissionSource, commands};
+
+/// The exit code of every start-up failure: flags, settings, the working
+/// directory, the agent, a session to resume, the front end's own setup.
+pub const EXIT_START: u8 = 2;
+
+/// Why a front end could not start. Each binary prints it as one line,
+/// `<binary>: <error>`, and exits with [`EXIT_START`].
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// `--cwd` names no directory, or the process has none.
+    #[error("{0}")]
+    WorkingDir(String),
+    /// The settings are wrong (the message names the file, variable or flag).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The agent could not be built from the settings.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+    /// The session `--continue` or `--resume` asked for cannot be continued.
+    #[error("cannot resume: {0}")]
+    Resume(AgentError),
+    /// Anything else the front end needs before it runs (its runtime, its
+    /// terminal, its question).
+    #[error("{0}")]
+    Front(String),
+}
+
+impl StartError {
+    /// The process's exit code for this error.
+    pub fn exit_code(&self) -> u8 {
+        EXIT_START
+    }
+}
+
+/// An agent of a session rooted at `cwd`, continuing the saved session
+/// `resume` names (`Some(None)`: the latest of `cwd`). Returns the agent
+/// and, when one was resumed, the line that says so.
+pub fn agent(
+    config: Config,
+    cwd: &Path,
+    source: PermissionSource,
+    resume: Option<Option<&str>>,
+) -> Result<(Agent, Option<String>), StartError> {
+    let mut agent = Agent::new(config, cwd, source)?;
+    let resumed = match resume {
+        Some(id) => {
+            let id = agent.resume(id).map_err(StartError::Resume)?;
+            Some(commands::resumed(&agent, &id))
+        }
+        None => None,
+    };
+    Ok((agent, resumed))
+}

@@ -1,0 +1,150 @@
+//! The command-line flags the binaries share (feature `cli`): one clap
+//! struct for the settings flags, one for where a terminal session starts.
+//! Each binary flattens them into its own parser, so every flag and its
+//! help text is written once.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::load::{Overrides, Sources};
+
+/// The flags that feed the settings: `--model`, `--base-url`, `--config`
+/// and `--print-config`.
+#[derive(Debug, Clone, Default, PartialEq, Args)]
+pub struct SettingsFlags {
+    /// The model as PROVIDER/MODEL (overrides `model`).
+    #[arg(long, value_name = "PROVIDER/MODEL")]
+    pub model: Option<String>,
+
+    /// The model server's address (overrides `baseURL`).
+    #[arg(long = "base-url", value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Use this settings file instead of the user and project files.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Print the merged settings and where each came from, then exit.
+    #[arg(long = "print-config")]
+    pub print_config: bool,
+}
+
+impl SettingsFlags {
+    /// The settings the flags override.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            ..Overrides::default()
+        }
+    }
+
+    /// This process's sources for a session rooted at `cwd`, with these
+    /// flags on top.
+    pub fn sources(&self, cwd: impl Into<PathBuf>) -> Sources {
+        Sources::from_process(cwd, self.config.clone(), self.overrides())
+    }
+}
+
+/// The process's working directory, or why it has none.
+pub fn current_dir() -> Result<PathBuf, String> {
+    std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))
+}
+
+/// Where a terminal session starts: `--cwd`, `--continue`, `--resume`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
+pub struct SessionFlags {
+    /// Work in this directory instead of the current one.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Continue the latest session of this directory.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+
+    /// Continue the session with this id.
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+}
+
+impl SessionFlags {
+    /// The session's root: `--cwd`, which must be a directory, or the
+    /// process's own.
+    pub fn working_dir(&self) -> Result<PathBuf, String> {
+        match &self.cwd {
+            Some(dir) => {
+                let full = std::fs::canonicalize(dir)
+                    .map_err(|e| format!("--cwd {}: {e}", dir.display()))?;
+                if !full.is_dir() {
+                    return Err(format!("--cwd {}: not a directory", full.display()));
+                }
+                Ok(full)
+            }
+            None => current_dir(),
+        }
+    }
+
+    /// The saved session to continue: `None` for a new one, `Some(None)`
+    /// for the latest of the directory, `Some(Some(id))` for one by id.
+    pub fn resume(&self) -> Option<Option<&str>> {
+        match (&self.resume, self.continue_session) {
+            (Some(id), _) => Some(Some(id)),
+            (None, true) => Some(None),
+            (None, false) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Both {
+        #[command(flatten)]
+        settings: SettingsFlags,
+        #[command(flatten)]
+        session: SessionFlags,
+    }
+
+    #[test]
+    fn the_flags_parse_into_overrides_and_a_session_choice() {
+        use clap::CommandFactory;
+        Both::command().debug_assert();
+        let both = Both::parse_from(["x", "--model", "ollama/q", "--base-url", "http://h/v1"]);
+        assert_eq!(both.settings.overrides().model.as_deref(), Some("ollama/q"));
+        assert_eq!(
+            both.settings.overrides().base_url.as_deref(),
+            Some("http://h/v1")
+        );
+        assert_eq!(both.session.resume(), None);
+        let both = Both::parse_from(["x", "--continue"]);
+        assert_eq!(both.session.resume(), Some(None));
+        let both = Both::parse_from(["x", "--resume", "abc"]);
+        assert_eq!(both.session.resume(), Some(Some("abc")));
+        assert!(Both::try_parse_from(["x", "--continue", "--resume", "abc"]).is_err());
+    }
+
+    #[test]
+    fn cwd_must_be_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        let flags = SessionFlags {
+            cwd: Some(file.clone()),
+            ..SessionFlags::default()
+        };
+        let full = file.canonicalize().unwrap();
+        assert_eq!(
+            flags.working_dir(),
+            Err(format!("--cwd {}: not a directory", full.display()))
+        );
+        let flags = SessionFlags {
+            cwd: Some(dir.path().to_path_buf()),
+            ..SessionFlags::default()
+        };
+        assert_eq!(flags.working_dir(), Ok(dir.path().canonicalize().unwrap()));
+    }
+}
