@@ -16,7 +16,7 @@ pub fn floor(name: &str) -> Option<u8> {
     Some(match name {
         "mm-child" => 0,
         "mm-config" | "mm-ui" | "mm-fileedit" | "mm-skills" | "mm-detector" | "mm-lsp"
-        | "mm-checkpoint" | "mm-policy" => 1,
+        | "mm-checkpoint" | "mm-policy" | "mm-mcp" => 1,
         "mm-engine" | "mm-tools" => 2,
         "mm-store" => 3,
         "mm-agent" => 4,

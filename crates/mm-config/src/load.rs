@@ -14,7 +14,9 @@ use figment::value::Value;
 use crate::dirs::BaseDirs;
 use crate::error::{ConfigError, from_figment};
 use crate::provider::Layer;
-use crate::settings::{Config, PermissionSetting, SandboxSetting, Thinking};
+use crate::settings::{
+    Config, McpServer, PermissionSetting, SandboxSetting, Thinking, mcp_server_name_problem,
+};
 
 /// Where a value came from, as `--print-config` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,6 +193,10 @@ pub const KEYS: &[&str] = &[
     "instructions",
     "sandbox",
     "sandboxNetwork",
+    "mcpServers",
+    "mcp.startTimeout",
+    "mcp.toolTimeout",
+    "mcp.lazy",
 ];
 
 /// The top-level keys a project file may set (decisions.md 1). Every other
@@ -278,12 +284,24 @@ pub fn load(sources: &Sources) -> Result<Loaded, ConfigError> {
     let origins = KEYS
         .iter()
         .map(|key| {
-            let origin = figment
-                .find_metadata(key)
-                .and_then(|m| all_origins.iter().find(|o| o.to_string() == m.name))
-                .cloned()
-                .unwrap_or(Origin::Default);
-            (*key, origin)
+            // A mapping merges across layers; name the last one that set it.
+            let origin = if *key == "mcpServers" {
+                layers
+                    .iter()
+                    .rev()
+                    .find(|l| {
+                        l.dict
+                            .get(*key)
+                            .is_some_and(|v| v.as_dict().is_some_and(|d| !d.is_empty()))
+                    })
+                    .map(|l| l.origin.clone())
+            } else {
+                figment
+                    .find_metadata(key)
+                    .and_then(|m| all_origins.iter().find(|o| o.to_string() == m.name))
+                    .cloned()
+            };
+            (*key, origin.unwrap_or(Origin::Default))
         })
         .collect();
     // The engine tries every candidate variable (Gemini: GEMINI_API_KEY,
@@ -460,6 +478,29 @@ fn check_values(config: &Config, at: &Origin) -> Result<(), ConfigError> {
             format!("expected a number above 0 and at most 1, found {t}"),
         ));
     }
+    for key in ["startTimeout", "toolTimeout"] {
+        let value = match key {
+            "startTimeout" => config.mcp.start_timeout,
+            _ => config.mcp.tool_timeout,
+        };
+        if value == 0 {
+            return Err(bad(
+                at,
+                &format!("mcp.{key}"),
+                "expected at least 1, found 0".to_owned(),
+            ));
+        }
+    }
+    for (name, server) in &config.mcp_servers {
+        check_mcp_server(name, server).map_err(|(key, p)| {
+            let key = if key.is_empty() {
+                format!("mcpServers.{name}")
+            } else {
+                format!("mcpServers.{name}.{key}")
+            };
+            bad(at, &key, p)
+        })?;
+    }
     if matches!(at, Origin::ProjectFile(_))
         && let Some(name) = config.instructions.iter().find(|n| escapes(n))
     {
@@ -472,6 +513,72 @@ fn check_values(config: &Config, at: &Origin) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
+}
+
+/// One `mcpServers` entry: a command or a URL, and only the keys that go
+/// with it. The error is the key under the server (empty for the server
+/// itself) and what is wrong.
+fn check_mcp_server(name: &str, s: &McpServer) -> Result<(), (&'static str, String)> {
+    if let Some(problem) = mcp_server_name_problem(name) {
+        return Err(("", problem));
+    }
+    match (&s.command, &s.url) {
+        (None, None) => {
+            return Err((
+                "",
+                "expected command (a stdio server) or url (a streamable-HTTP server)".to_owned(),
+            ));
+        }
+        (Some(_), Some(_)) => {
+            return Err((
+                "",
+                "expected command (a stdio server) or url (a streamable-HTTP server), not both"
+                    .to_owned(),
+            ));
+        }
+        (Some(command), None) => {
+            if command.trim().is_empty() {
+                return Err((
+                    "command",
+                    "expected a program, found an empty string".to_owned(),
+                ));
+            }
+            if !s.headers.is_empty() {
+                return Err((
+                    "headers",
+                    "headers go with url, not with command".to_owned(),
+                ));
+            }
+        }
+        (None, Some(url)) => {
+            check_base_url(url).map_err(|p| ("url", p))?;
+            if !s.args.is_empty() {
+                return Err(("args", "args go with command, not with url".to_owned()));
+            }
+            if !s.env.is_empty() {
+                return Err(("env", "env goes with command, not with url".to_owned()));
+            }
+        }
+    }
+    match (s.kind.as_deref(), s.command.is_some()) {
+        (None, _) | (Some("stdio"), true) | (Some("http" | "streamable-http"), false) => Ok(()),
+        (Some("sse"), _) => Err((
+            "type",
+            "the SSE transport is not supported; use a streamable-HTTP url (type: http)".to_owned(),
+        )),
+        (Some(kind @ ("stdio" | "http" | "streamable-http")), _) => Err((
+            "type",
+            format!(
+                "\"{kind}\" does not match the server's {}",
+                if s.command.is_some() {
+                    "command"
+                } else {
+                    "url"
+                }
+            ),
+        )),
+        (Some(other), _) => Err(("type", format!("\"{other}\" is not one of stdio, http"))),
+    }
 }
 
 fn check_model(model: &str) -> Result<(), String> {
@@ -522,6 +629,8 @@ mod tests {
     fn keys_list_every_setting() {
         fn leaves(prefix: &str, v: &serde_json::Value, out: &mut Vec<String>) {
             match v {
+                // An empty mapping (no MCP server) is one setting.
+                serde_json::Value::Object(map) if map.is_empty() => out.push(prefix.to_owned()),
                 serde_json::Value::Object(map) => {
                     for (k, v) in map {
                         let key = if prefix.is_empty() {
@@ -566,6 +675,8 @@ mod tests {
             "sessions",
             "sandbox",
             "sandboxNetwork",
+            "mcpServers",
+            "mcp",
         ] {
             assert!(!PROJECT_KEYS.contains(&forbidden));
         }

@@ -1,7 +1,7 @@
 //! `--print-config`: every key, its value and its origin, with nothing
 //! secret in it. The config holds no keys; `apiKeyEnv` is shown as the
-//! variable's name and whether it is set, and credentials in `baseURL` are
-//! masked.
+//! variable's name and whether it is set, credentials in URLs are masked,
+//! and MCP `env` and `headers` show their names only.
 
 use crate::load::Loaded;
 use crate::settings::Config;
@@ -105,8 +105,49 @@ fn value_text(c: &Config, key: &str, key_set: bool) -> String {
         "instructions" => list(&c.instructions),
         "sandbox" => c.sandbox.to_string(),
         "sandboxNetwork" => c.sandbox_network.to_string(),
+        "mcpServers" => mcp_servers_text(c),
+        "mcp.startTimeout" => c.mcp.start_timeout.to_string(),
+        "mcp.toolTimeout" => c.mcp.tool_timeout.to_string(),
+        "mcp.lazy" => c.mcp.lazy.to_string(),
         _ => String::new(),
     }
+}
+
+/// `time: python3 -m mcp_server_time (env TZ); docs: http://… (headers
+/// Authorization)`: names of `env` and `headers`, never their values.
+fn mcp_servers_text(c: &Config) -> String {
+    if c.mcp_servers.is_empty() {
+        return "(none)".to_owned();
+    }
+    let names = |keys: Vec<&String>| {
+        keys.iter()
+            .map(|k| k.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    c.mcp_servers
+        .iter()
+        .map(|(name, s)| {
+            let mut line = format!("{name}: ");
+            if let Some(command) = &s.command {
+                line.push_str(command);
+                for arg in &s.args {
+                    line.push(' ');
+                    line.push_str(arg);
+                }
+                if !s.env.is_empty() {
+                    line.push_str(&format!(" (env {})", names(s.env.keys().collect())));
+                }
+            } else if let Some(url) = &s.url {
+                line.push_str(&mask_url(url));
+                if !s.headers.is_empty() {
+                    line.push_str(&format!(" (headers {})", names(s.headers.keys().collect())));
+                }
+            }
+            line
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// `url` with anything that looks like a credential replaced by `***`: the

@@ -1,6 +1,7 @@
 //! The settings struct: every key of config.md, with its default.
 //! YAML keys are camelCase; Rust fields are snake_case.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -51,6 +52,11 @@ pub struct Config {
     pub sandbox: SandboxSetting,
     /// Whether sandboxed commands may open network sockets.
     pub sandbox_network: bool,
+    /// MCP servers by name, in the shape of the widespread `mcpServers`
+    /// JSON. User file only.
+    pub mcp_servers: BTreeMap<String, McpServer>,
+    /// How MCP servers are started and declared. User file only.
+    pub mcp: McpSettings,
 }
 
 /// `permissions`: the default for calls no rule speaks of, and the rules
@@ -160,6 +166,150 @@ pub struct LspServer {
     pub extensions: Vec<String>,
 }
 
+// ---- MCP -------------------------------------------------------------
+
+/// One MCP server: a command (stdio) or a URL (streamable HTTP). `env`
+/// and `headers` values may hold `${VAR}`, taken from mm's environment
+/// when the server starts; they are secrets and never shown.
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpServer {
+    /// `stdio` or `http`; optional (the other keys tell), accepted because
+    /// many `mcpServers` files carry it.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The program of a stdio server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Variables set for a stdio server.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// The endpoint of a streamable-HTTP server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Headers sent to an HTTP server.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for McpServer {
+    /// Names of `env` and `headers`, never their values.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("type", &self.kind)
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("url", &self.url)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// `mcp`: bounds and the declaration mode of MCP tools.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct McpSettings {
+    /// Seconds a server may take to start and list its tools.
+    pub start_timeout: u64,
+    /// Seconds one tool call may take.
+    pub tool_timeout: u64,
+    /// Whether MCP tools are declared in full or behind one `mcp` tool.
+    pub lazy: McpLazy,
+}
+
+/// `mcp.lazy`: `auto` declares MCP tools behind one `mcp` tool when all
+/// their declarations together pass 4 KB; `always` and `never` decide
+/// regardless of size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum McpLazy {
+    /// Lazy when the declarations pass 4 KB.
+    Auto,
+    /// Always behind the `mcp` tool.
+    Always,
+    /// Always in full.
+    Never,
+}
+
+impl McpLazy {
+    /// The YAML names, in the order error messages list them.
+    pub const NAMES: &'static [&'static str] = &["auto", "always", "never"];
+
+    /// The YAML name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpLazy::Auto => "auto",
+            McpLazy::Always => "always",
+            McpLazy::Never => "never",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<McpLazy> {
+        match name {
+            "auto" => Some(McpLazy::Auto),
+            "always" => Some(McpLazy::Always),
+            "never" => Some(McpLazy::Never),
+            _ => None,
+        }
+    }
+}
+
+/// Why `name` cannot name an MCP server, or `None` when it can: letters,
+/// digits, `-` and `_`, at most 32 characters, no `__` (tools are declared
+/// as `mcp__<server>__<tool>`, and providers accept only those characters
+/// in tool names).
+pub fn mcp_server_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("a server name may not be empty".to_owned());
+    }
+    if name.len() > 32 {
+        return Some(format!("server name {name:?} is longer than 32 characters"));
+    }
+    if name.contains("__") {
+        return Some(format!("server name {name:?} may not contain \"__\""));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Some(format!(
+            "server name {name:?} may hold only letters, digits, - and _"
+        ));
+    }
+    None
+}
+
+/// A server name from elsewhere (an editor's `mcpServers`) made valid:
+/// other characters become `_`, runs of `_` shrink to one and none is left
+/// at either end, at most 32 characters; nothing left becomes `server`.
+pub fn sanitize_mcp_server_name(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '-' {
+            c
+        } else {
+            '_'
+        };
+        if c == '_' && out.ends_with('_') {
+            continue;
+        }
+        out.push(c);
+        if out.len() == 32 {
+            break;
+        }
+    }
+    let out = out.trim_matches('_');
+    if out.is_empty() {
+        "server".to_owned()
+    } else {
+        out.to_owned()
+    }
+}
+
 impl Default for Config {
     /// The defaults of config.md, with the XDG directories of this process.
     fn default() -> Self {
@@ -206,6 +356,12 @@ impl Config {
             instructions: vec!["AGENTS.md".to_owned()],
             sandbox: SandboxSetting::Off,
             sandbox_network: false,
+            mcp_servers: BTreeMap::new(),
+            mcp: McpSettings {
+                start_timeout: 10,
+                tool_timeout: 60,
+                lazy: McpLazy::Auto,
+            },
         }
     }
 
@@ -405,6 +561,7 @@ macro_rules! named_enum {
 named_enum!(Thinking);
 named_enum!(PermissionSetting);
 named_enum!(SandboxSetting);
+named_enum!(McpLazy);
 
 /// `instructions: AGENTS.md` and `instructions: [A.md, B.md]` both work.
 fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
@@ -457,6 +614,43 @@ mod tests {
                 assert!(PROVIDER_KEY_VARS.contains(v), "{v}");
             }
         }
+    }
+
+    #[test]
+    fn mcp_server_names() {
+        assert_eq!(mcp_server_name_problem("time"), None);
+        assert_eq!(mcp_server_name_problem("my-docs_2"), None);
+        assert!(mcp_server_name_problem("").is_some());
+        assert_eq!(
+            mcp_server_name_problem("a__b").as_deref(),
+            Some("server name \"a__b\" may not contain \"__\"")
+        );
+        assert!(mcp_server_name_problem("a b").is_some());
+        assert!(mcp_server_name_problem(&"x".repeat(33)).is_some());
+        assert_eq!(sanitize_mcp_server_name("My Server!"), "My_Server");
+        assert_eq!(sanitize_mcp_server_name("a__b"), "a_b");
+        assert_eq!(sanitize_mcp_server_name("  "), "server");
+        assert_eq!(sanitize_mcp_server_name(&"é".repeat(50)), "server");
+        for odd in ["ab cd".repeat(20), "x.y/z".to_owned(), "__a__".to_owned()] {
+            let clean = sanitize_mcp_server_name(&odd);
+            assert_eq!(mcp_server_name_problem(&clean), None, "{odd} -> {clean}");
+        }
+    }
+
+    #[test]
+    fn mcp_server_debug_hides_values() {
+        let server = McpServer {
+            url: Some("http://127.0.0.1:1/mcp".into()),
+            headers: [("Authorization".to_owned(), "Bearer sk-secret".to_owned())].into(),
+            env: [("TOKEN".to_owned(), "tok-secret".to_owned())].into(),
+            ..McpServer::default()
+        };
+        let shown = format!("{server:?}");
+        assert!(
+            shown.contains("Authorization") && shown.contains("TOKEN"),
+            "{shown}"
+        );
+        assert!(!shown.contains("secret"), "{shown}");
     }
 
     #[test]

@@ -86,7 +86,8 @@ fn write(path: &Path, text: &str) -> PathBuf {
 
 const TOP_KEYS: &str = "model, baseURL, apiKeyEnv, contextWindow, maxTokens, thinking, showThinking, watchdog, \
                         retries, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
-                        permissions, acp, sessions, compact, lsp, instructions, sandbox, sandboxNetwork";
+                        permissions, acp, sessions, compact, lsp, instructions, sandbox, sandboxNetwork, \
+                        mcpServers, mcp";
 
 // ---------- defaults ----------
 
@@ -1059,4 +1060,199 @@ fn print_shows_a_keyless_provider_and_the_keep_recent_cap() {
         line(&printed, "compact.keepRecent"),
         "compact.keepRecent  = 4000 (capped at 2000, a quarter of contextWindow)  # default"
     );
+}
+
+// ---------- MCP servers ----------
+
+const MCP_USER: &str = "\
+mcpServers:
+  time:
+    command: python3
+    args: [\"-m\", \"mcp_server_time\"]
+    env: {TZ: UTC, TIME_TOKEN: \"${TIME_TOKEN}\"}
+  docs:
+    url: http://127.0.0.1:8931/mcp?token=abc123
+    headers: {Authorization: \"Bearer ${DOCS_TOKEN}\", X-Literal: hunter2-literal}
+mcp:
+  startTimeout: 20
+  toolTimeout: 90
+  lazy: always
+";
+
+#[test]
+fn mcp_servers_come_from_the_user_file() {
+    let w = World::new();
+    let user = w.write_user(MCP_USER);
+    let loaded = w.load();
+    let c = &loaded.config;
+    let time = &c.mcp_servers["time"];
+    assert_eq!(time.command.as_deref(), Some("python3"));
+    assert_eq!(time.args, ["-m", "mcp_server_time"]);
+    // Kept as written: `${VAR}` is taken from the environment when the
+    // server starts.
+    assert_eq!(time.env["TIME_TOKEN"], "${TIME_TOKEN}");
+    let docs = &c.mcp_servers["docs"];
+    assert_eq!(
+        docs.url.as_deref(),
+        Some("http://127.0.0.1:8931/mcp?token=abc123")
+    );
+    assert_eq!(docs.headers["Authorization"], "Bearer ${DOCS_TOKEN}");
+    assert_eq!(c.mcp.start_timeout, 20);
+    assert_eq!(c.mcp.tool_timeout, 90);
+    assert_eq!(c.mcp.lazy, mm_config::McpLazy::Always);
+    assert_eq!(
+        loaded.origin("mcpServers"),
+        Some(&mm_config::Origin::UserFile(user.clone()))
+    );
+}
+
+#[test]
+fn mcp_defaults() {
+    let w = World::new();
+    let c = w.load().config;
+    assert!(c.mcp_servers.is_empty());
+    assert_eq!(c.mcp.start_timeout, 10);
+    assert_eq!(c.mcp.tool_timeout, 60);
+    assert_eq!(c.mcp.lazy, mm_config::McpLazy::Auto);
+    let printed = w.load().print();
+    assert_eq!(
+        line(&printed, "mcpServers"),
+        "mcpServers          = (none)  # default"
+    );
+    assert_eq!(
+        line(&printed, "mcp.lazy"),
+        "mcp.lazy            = auto  # default"
+    );
+}
+
+#[test]
+fn print_names_mcp_env_and_headers_but_never_their_values() {
+    let mut w = World::new();
+    let user = w.write_user(MCP_USER);
+    w.set_env("DOCS_TOKEN", "docs-token-value");
+    let printed = w.load().print();
+    for secret in ["hunter2-literal", "abc123", "docs-token-value", "UTC"] {
+        assert!(!printed.contains(secret), "{secret} shown:\n{printed}");
+    }
+    assert_eq!(
+        line(&printed, "mcpServers"),
+        format!(
+            "mcpServers          = docs: http://127.0.0.1:8931/mcp?token=*** \
+             (headers Authorization X-Literal); time: python3 -m mcp_server_time \
+             (env TIME_TOKEN TZ)  # user file {}",
+            user.display()
+        )
+    );
+    assert_eq!(
+        line(&printed, "mcp.startTimeout"),
+        format!("mcp.startTimeout    = 20  # user file {}", user.display())
+    );
+    assert!(!format!("{:?}", w.load().config).contains("hunter2-literal"));
+}
+
+#[test]
+fn a_project_file_may_not_set_mcp_settings() {
+    for (text, key) in [
+        ("mcpServers:\n  evil:\n    command: sh\n", "mcpServers.evil"),
+        ("mcp:\n  lazy: never\n", "mcp.lazy"),
+    ] {
+        let w = World::new();
+        let p = w.write_project(text);
+        assert_eq!(
+            w.error(),
+            format!(
+                "{}: {key} may not be set in a project file; set it in {}",
+                p.display(),
+                w.user_file().display()
+            )
+        );
+    }
+}
+
+#[test]
+fn bad_mcp_servers_are_named() {
+    let cases = [
+        (
+            "mcpServers:\n  x: {}\n",
+            "mcpServers.x: expected command (a stdio server) or url (a streamable-HTTP server)",
+        ),
+        (
+            "mcpServers:\n  x: {command: a, url: \"http://h/mcp\"}\n",
+            "mcpServers.x: expected command (a stdio server) or url (a streamable-HTTP server), not both",
+        ),
+        (
+            "mcpServers:\n  x: {url: \"ftp://h\"}\n",
+            "mcpServers.x.url: expected an http:// or https:// address, found \"ftp://h\"",
+        ),
+        (
+            "mcpServers:\n  x: {url: \"http://h/mcp\", env: {A: b}}\n",
+            "mcpServers.x.env: env goes with command, not with url",
+        ),
+        (
+            "mcpServers:\n  x: {command: a, headers: {A: b}}\n",
+            "mcpServers.x.headers: headers go with url, not with command",
+        ),
+        (
+            "mcpServers:\n  x: {command: \"\"}\n",
+            "mcpServers.x.command: expected a program, found an empty string",
+        ),
+        (
+            "mcpServers:\n  a__b: {command: a}\n",
+            "mcpServers.a__b: server name \"a__b\" may not contain \"__\"",
+        ),
+        (
+            "mcpServers:\n  \"a b\": {command: a}\n",
+            "mcpServers.a b: server name \"a b\" may hold only letters, digits, - and _",
+        ),
+        (
+            "mcpServers:\n  x: {type: sse, url: \"http://h/sse\"}\n",
+            "mcpServers.x.type: the SSE transport is not supported; use a streamable-HTTP url (type: http)",
+        ),
+        (
+            "mcpServers:\n  x: {type: http, command: a}\n",
+            "mcpServers.x.type: \"http\" does not match the server's command",
+        ),
+        (
+            "mcp:\n  startTimeout: 0\n",
+            "mcp.startTimeout: expected at least 1, found 0",
+        ),
+        (
+            "mcp:\n  toolTimeout: 0\n",
+            "mcp.toolTimeout: expected at least 1, found 0",
+        ),
+        (
+            "mcp:\n  lazy: sometimes\n",
+            "mcp.lazy: \"sometimes\" is not one of auto, always, never",
+        ),
+    ];
+    for (text, expected) in cases {
+        let w = World::new();
+        let p = w.write_user(text);
+        assert_eq!(
+            w.error(),
+            format!("{}: {expected}", p.display()),
+            "for {text:?}"
+        );
+    }
+    // Keys a server may not have are unknown keys.
+    let w = World::new();
+    let p = w.write_user("mcpServers:\n  x: {command: a, cwd: /tmp}\n");
+    let err = w.error();
+    assert!(
+        err.starts_with(&format!(
+            "{}: unknown key \"mcpServers.x.cwd\"",
+            p.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_type_key_that_matches_is_accepted() {
+    let w = World::new();
+    w.write_user(
+        "mcpServers:\n  a: {type: stdio, command: x}\n  b: {type: http, url: \"http://h/mcp\"}\n",
+    );
+    let c = w.load().config;
+    assert_eq!(c.mcp_servers.len(), 2);
 }
