@@ -29,6 +29,9 @@ pub struct Config {
     /// Seconds of silence before a stream is cut.
     pub watchdog: u64,
     pub retries: u32,
+    /// Whether tool calls a model writes into its answer as text are
+    /// recovered and run like native ones.
+    pub text_tool_calls: TextToolCalls,
     pub max_turns: u32,
     pub bash_tool: bool,
     /// Seconds.
@@ -115,6 +118,18 @@ pub enum Thinking {
     Low,
     Medium,
     High,
+}
+
+/// `textToolCalls`: recover tool calls that local models write into their
+/// answer as text (`<tool_call>…`, `[TOOL_CALLS]…`) instead of the API's
+/// tool-call field. Deserialized from its name only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TextToolCalls {
+    /// Recover calls of declared tools whose arguments match the schema.
+    Auto,
+    /// Leave every answer as the text it is.
+    Off,
 }
 
 /// `permissions` / `acp.permissions`. Deserialized from its name only.
@@ -331,6 +346,7 @@ impl Config {
             show_thinking: true,
             watchdog: 120,
             retries: 3,
+            text_tool_calls: TextToolCalls::Auto,
             max_turns: 100,
             bash_tool: true,
             bash_timeout: 30,
@@ -513,6 +529,26 @@ impl SandboxSetting {
     }
 }
 
+impl TextToolCalls {
+    /// The YAML names, in the order error messages list them.
+    pub const NAMES: &'static [&'static str] = &["auto", "off"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TextToolCalls::Auto => "auto",
+            TextToolCalls::Off => "off",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<TextToolCalls> {
+        match name {
+            "auto" => Some(TextToolCalls::Auto),
+            "off" => Some(TextToolCalls::Off),
+            _ => None,
+        }
+    }
+}
+
 /// A name that is not one of an enum's names; its text is the one config
 /// errors use: `"hgh" is not one of off, on, low, medium, high`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -562,6 +598,7 @@ named_enum!(Thinking);
 named_enum!(PermissionSetting);
 named_enum!(SandboxSetting);
 named_enum!(McpLazy);
+named_enum!(TextToolCalls);
 
 /// `instructions: AGENTS.md` and `instructions: [A.md, B.md]` both work.
 fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use mm_config::{
     BaseDirs, Config, ConfigError, LspServer, Origin, Overrides, PermissionSetting, Sources,
-    Thinking, load,
+    TextToolCalls, Thinking, load,
 };
 use tempfile::TempDir;
 
@@ -85,7 +85,7 @@ fn write(path: &Path, text: &str) -> PathBuf {
 }
 
 const TOP_KEYS: &str = "model, baseURL, apiKeyEnv, contextWindow, maxTokens, thinking, showThinking, watchdog, \
-                        retries, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
+                        retries, textToolCalls, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
                         permissions, acp, sessions, compact, lsp, instructions, sandbox, sandboxNetwork, \
                         mcpServers, mcp";
 
@@ -105,6 +105,7 @@ fn without_files_every_value_is_the_default() {
     assert!(c.show_thinking);
     assert_eq!(c.watchdog, 120);
     assert_eq!(c.retries, 3);
+    assert_eq!(c.text_tool_calls, TextToolCalls::Auto);
     assert_eq!(c.max_turns, 100);
     assert!(c.bash_tool);
     assert_eq!(c.bash_timeout, 30);
@@ -669,6 +670,14 @@ fn bad_enum_values() {
             p.display()
         )
     );
+    w.write_project("textToolCalls: maybe\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: textToolCalls: \"maybe\" is not one of auto, off",
+            p.display()
+        )
+    );
     let u = w.write_user("acp:\n  permissions: sometimes\n");
     fs::remove_file(&p).unwrap();
     assert_eq!(
@@ -911,7 +920,7 @@ fn every_allowed_project_key_is_accepted() {
     let w = World::new();
     w.write_project(
         "model: openai/gpt-5\ncontextWindow: 1000\nmaxTokens: 10\nthinking: medium\nshowThinking: false\n\
-         watchdog: 9\nretries: 0\nmaxTurns: 4\nbashTool: false\neditTools: false\nmaxOutput: 500\n\
+         watchdog: 9\nretries: 0\ntextToolCalls: off\nmaxTurns: 4\nbashTool: false\neditTools: false\nmaxOutput: 500\n\
          previewLines: 2\nbashTimeout: 8\ncompact:\n  threshold: 0.9\n  keepRecent: 100\ninstructions: [A.md]\n",
     );
     let c = w.load().config;
@@ -922,6 +931,7 @@ fn every_allowed_project_key_is_accepted() {
     assert!(!c.show_thinking);
     assert_eq!(c.watchdog, 9);
     assert_eq!(c.retries, 0);
+    assert_eq!(c.text_tool_calls, TextToolCalls::Off);
     assert_eq!(c.max_turns, 4);
     assert!(!c.bash_tool);
     assert!(!c.edit_tools);
