@@ -1,12 +1,14 @@
 //! Turns neutral deltas into stream events and the final assistant
 //! message: think-tag splitting, reasoning blocks, tool calls assembled from
 //! interleaved deltas (by index), ids where the server gives none, usage,
-//! and the runaway guard on every call's arguments.
+//! the runaway guard on every call's arguments, and (when asked) tool calls
+//! the model wrote into its answer as text.
 
 use crate::error::EngineError;
 use crate::runaway;
+use crate::textcalls::{self, Recogniser};
 use crate::think::{Piece, ThinkSplitter};
-use crate::types::{Message, Reasoning, StreamEvent, ToolCall, Usage};
+use crate::types::{Message, Reasoning, StreamEvent, ToolCall, ToolDecl, Usage};
 use crate::wire::{Delta, DeltaSink};
 
 /// A tool call being assembled.
@@ -56,6 +58,10 @@ pub struct Assembler<'s> {
     emitted: bool,
     /// Whether the server said the answer is complete ([`Delta::End`]).
     ended: bool,
+    /// Recovers tool calls written as text, when enabled.
+    text_calls: Option<Recogniser<'s>>,
+    /// The runaway guard tripped inside text held as a possible call.
+    text_error: Option<EngineError>,
 }
 
 impl<'s> Assembler<'s> {
@@ -70,7 +76,19 @@ impl<'s> Assembler<'s> {
             usage: None,
             emitted: false,
             ended: false,
+            text_calls: None,
+            text_error: None,
         }
+    }
+
+    /// Recover tool calls of the declared `tools` that the model writes
+    /// into its answer as text (after the think splitter, so a call inside
+    /// reasoning is never one).
+    pub fn with_text_calls(mut self, tools: &'s [ToolDecl]) -> Self {
+        if !tools.is_empty() {
+            self.text_calls = Some(Recogniser::new(tools));
+        }
+        self
     }
 
     /// Whether any event reached the sink yet.
@@ -103,21 +121,65 @@ impl<'s> Assembler<'s> {
         self.emit(StreamEvent::Reasoning(text.to_owned()));
     }
 
-    fn text(&mut self, chunk: &str) {
+    fn text(&mut self, chunk: &str) -> Result<(), EngineError> {
         // The splitter borrows itself mutably while we need `self` to emit;
         // take it out for the call.
         let mut think = std::mem::take(&mut self.think);
         think.push(chunk, &mut |p| self.piece(p));
         self.think = think;
+        self.text_error.take().map_or(Ok(()), Err)
     }
 
     fn piece(&mut self, p: Piece<'_>) {
         match p {
-            Piece::Text(t) => {
-                self.content.push_str(t);
-                self.emit(StreamEvent::Text(t.to_owned()));
-            }
+            Piece::Text(t) => match self.text_calls.take() {
+                Some(mut rec) => {
+                    if self.text_error.is_none()
+                        && let Err(trip) = rec.push(t, &mut |o| self.recovered(o))
+                    {
+                        if let Some(name) = &trip.name {
+                            self.runaway_call(name, "");
+                        }
+                        self.text_error = Some(EngineError::Runaway {
+                            text: trip.sentence,
+                        });
+                    }
+                    self.text_calls = Some(rec);
+                }
+                None => self.answer(t),
+            },
             Piece::Reasoning(r) => self.push_reasoning(r),
+        }
+    }
+
+    fn answer(&mut self, t: &str) {
+        self.content.push_str(t);
+        self.emit(StreamEvent::Text(t.to_owned()));
+    }
+
+    /// What the text-call recogniser gives: answer text, or a recovered
+    /// call, which becomes a call like one the server sent whole.
+    fn recovered(&mut self, o: textcalls::Out<'_>) {
+        match o {
+            textcalls::Out::Text(t) => self.answer(t),
+            textcalls::Out::Call(call) => {
+                let key = usize::MAX - self.calls.len();
+                let pos = self.start_call(key, None, &call.name);
+                if let Some(c) = self.calls.get_mut(pos) {
+                    c.chars = call.arguments.chars().count();
+                    c.arguments = call.arguments;
+                }
+                self.finish_call(pos);
+            }
+        }
+    }
+
+    /// End of the answer text: flush what the splitters hold.
+    fn flush_text(&mut self) {
+        let mut think = std::mem::take(&mut self.think);
+        think.finish(&mut |p| self.piece(p));
+        if let Some(mut rec) = self.text_calls.take() {
+            rec.finish(&mut |o| self.recovered(o));
         }
     }
 
@@ -183,8 +245,7 @@ impl<'s> Assembler<'s> {
 
     /// End of the response: flush held text, finish open calls, report usage.
     pub fn finish(mut self) -> (Message, Option<Usage>) {
-        let mut think = std::mem::take(&mut self.think);
-        think.finish(&mut |p| self.piece(p));
+        self.flush_text();
         for pos in 0..self.calls.len() {
             self.finish_call(pos);
         }
@@ -198,6 +259,9 @@ impl<'s> Assembler<'s> {
     /// The message as far as it got (cancellation, errors): held-back text
     /// is kept, unfinished calls are included with the arguments so far.
     pub fn partial(mut self) -> (Message, Option<Usage>) {
+        if let Some(rec) = &self.text_calls {
+            self.content.push_str(rec.held());
+        }
         let (text, reasoning) = self.think.held();
         let (text, reasoning) = (text.to_owned(), reasoning.to_owned());
         self.content.push_str(&text);
@@ -227,7 +291,7 @@ impl<'s> Assembler<'s> {
 impl DeltaSink for Assembler<'_> {
     fn delta(&mut self, delta: Delta<'_>) -> Result<(), EngineError> {
         match delta {
-            Delta::Text(t) => self.text(t),
+            Delta::Text(t) => self.text(t)?,
             Delta::Reasoning(r) => self.push_reasoning(r),
             Delta::ReasoningBlock => self.reasoning_open = false,
             Delta::Signature(s) => match self.reasoning.last_mut() {

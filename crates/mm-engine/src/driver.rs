@@ -233,6 +233,21 @@ impl Inner {
         }
     }
 
+    /// The assembler of one response; it recovers tool calls written as
+    /// text unless `textToolCalls` is off.
+    fn assembler<'s>(
+        &self,
+        on_event: &'s mut (dyn FnMut(StreamEvent) + Send),
+        tools: &'s [ToolDecl],
+    ) -> Assembler<'s> {
+        let asm = Assembler::new(on_event);
+        if self.text_tool_calls {
+            asm.with_text_calls(tools)
+        } else {
+            asm
+        }
+    }
+
     /// The message of an error response, bounded by the watchdog.
     async fn error_body(&self, resp: reqwest::Response) -> String {
         let status = resp.status();
@@ -255,6 +270,7 @@ impl Inner {
     async fn stream_once(
         &self,
         req: &WireRequest,
+        tools: &[ToolDecl],
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Attempt {
@@ -285,13 +301,13 @@ impl Inner {
         if self.provider.framing() == Framing::Sse && is_json(&resp) {
             // Some servers ignore `stream: true` and answer whole (or send
             // an error object with status 200).
-            return self.whole_instead(resp, on_event, cancel).await;
+            return self.whole_instead(resp, tools, on_event, cancel).await;
         }
 
         let mut bytes = Watchdog::new(resp.bytes_stream(), self.watchdog);
         let mut decoder = Decoder::new(self.provider.framing());
         let provider = &*self.provider;
-        let mut asm = Assembler::new(on_event);
+        let mut asm = self.assembler(on_event, tools);
         let mut watch = PartialWatch::default();
         let mut stop = std::pin::pin!(cancel.cancelled());
         loop {
@@ -380,6 +396,7 @@ impl Inner {
     async fn whole_instead(
         &self,
         resp: reqwest::Response,
+        tools: &[ToolDecl],
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Attempt {
@@ -401,7 +418,7 @@ impl Inner {
                 Ok(Ok(body)) => body,
             },
         };
-        let mut asm = Assembler::new(on_event);
+        let mut asm = self.assembler(on_event, tools);
         if let Err(error) = self.provider.parse_response(&body, &mut asm) {
             let (m, _) = asm.partial();
             return Attempt::Failed(GenerateError {
@@ -467,7 +484,7 @@ impl Inner {
                 Ok(Ok(body)) => body,
             },
         };
-        let mut asm = Assembler::new(on_event);
+        let mut asm = self.assembler(on_event, tools);
         if let Err(error) = self.provider.parse_response(&body, &mut asm) {
             let (m, _) = asm.partial();
             let error = match error {
@@ -503,7 +520,7 @@ impl Engine {
         let req = inner.provider.request(messages, tools, true);
         let mut attempt = 0u32;
         loop {
-            match inner.stream_once(&req, on_event, cancel).await {
+            match inner.stream_once(&req, tools, on_event, cancel).await {
                 Attempt::Done(g) | Attempt::Cancelled(g) => return Ok(g),
                 Attempt::Failed(e) => return Err(e),
                 Attempt::Stalled => {

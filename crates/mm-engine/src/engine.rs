@@ -37,6 +37,8 @@ pub(crate) struct Inner {
     pub watchdog: Duration,
     pub watchdog_secs: u64,
     pub retries: u32,
+    /// Recover tool calls written into the answer as text.
+    pub text_tool_calls: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -180,6 +182,7 @@ impl Engine {
                 watchdog,
                 watchdog_secs: cfg.watchdog,
                 retries: cfg.retries,
+                text_tool_calls: cfg.text_tool_calls == mm_config::TextToolCalls::Auto,
             }),
         })
     }

@@ -19,6 +19,7 @@ mod frames;
 pub mod fuzzing;
 mod providers;
 pub mod runaway;
+mod textcalls;
 mod think;
 pub mod types;
 mod wire;
