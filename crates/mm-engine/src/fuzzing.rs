@@ -1,15 +1,17 @@
 //! Pure entry points for the fuzz targets in `fuzz/` (decisions.md 27): the
-//! stream parsers and the think splitter fed bytes directly, without a
-//! network or a runtime. Hidden and not an API: it exists so that the
-//! parsers themselves can stay private.
+//! stream parsers, the think splitter and the recogniser of tool calls
+//! written as text, fed bytes directly, without a network or a runtime.
+//! Hidden and not an API: it exists so that the parsers themselves can stay
+//! private.
 
 use mm_config::Thinking;
 
 use crate::assemble::Assembler;
 use crate::frames::Decoder;
 use crate::providers::{self, ProviderSettings};
+use crate::textcalls::{Out, Recogniser};
 use crate::think::{Piece, ThinkSplitter};
-use crate::types::{Message, StreamEvent};
+use crate::types::{Message, StreamEvent, ToolDecl};
 use crate::wire::{Flow, Provider};
 
 /// The wire formats, by registry name (openai-compatible is openai's).
@@ -41,10 +43,16 @@ fn provider(wire: &str) -> Option<Box<dyn Provider>> {
 /// parser, and the assembler (tool calls, think tags, runaway guard).
 /// `None` for an unknown wire.
 pub fn parse_stream(wire: &str, chunks: &[&[u8]]) -> Option<Parsed> {
+    parse_stream_with(wire, chunks, &[])
+}
+
+/// [`parse_stream`] with tool calls written as text recovered for the
+/// declared `tools` (as the engine does unless `textToolCalls: off`).
+pub fn parse_stream_with(wire: &str, chunks: &[&[u8]], tools: &[ToolDecl]) -> Option<Parsed> {
     let provider = provider(wire)?;
     let mut events = Vec::new();
     let mut sink = |e: StreamEvent| events.push(e);
-    let mut asm = Assembler::new(&mut sink);
+    let mut asm = Assembler::new(&mut sink).with_text_calls(tools);
     let mut decoder = Decoder::new(provider.framing());
     let mut fed = Ok(Flow::Continue);
     for chunk in chunks {
@@ -71,10 +79,16 @@ pub fn parse_stream(wire: &str, chunks: &[&[u8]]) -> Option<Parsed> {
 
 /// Feed a whole (non-streaming) response body to `wire`'s parser.
 pub fn parse_response(wire: &str, body: &[u8]) -> Option<Parsed> {
+    parse_response_with(wire, body, &[])
+}
+
+/// [`parse_response`] with tool calls written as text recovered for the
+/// declared `tools`.
+pub fn parse_response_with(wire: &str, body: &[u8], tools: &[ToolDecl]) -> Option<Parsed> {
     let provider = provider(wire)?;
     let mut events = Vec::new();
     let mut sink = |e: StreamEvent| events.push(e);
-    let mut asm = Assembler::new(&mut sink);
+    let mut asm = Assembler::new(&mut sink).with_text_calls(tools);
     let (message, error) = match provider.parse_response(body, &mut asm) {
         Ok(()) => (asm.finish().0, None),
         Err(e) => (asm.partial().0, Some(e.to_string())),
@@ -106,6 +120,45 @@ pub fn split_think(chunks: &[&str]) -> (String, String) {
     }
     splitter.finish(&mut out);
     (text, reasoning)
+}
+
+/// What the recogniser of tool calls written as text made of an answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recognised {
+    /// The answer text, all pieces joined.
+    pub text: String,
+    /// Each piece of text as it was released.
+    pub pieces: Vec<String>,
+    /// The recovered calls: tool name and arguments (JSON object text).
+    pub calls: Vec<(String, String)>,
+    /// The runaway guard's sentence, when it stopped the answer.
+    pub runaway: Option<String>,
+}
+
+/// Feed answer text cut into `chunks` to the recogniser of tool calls
+/// written as text, for the declared `tools`.
+pub fn recognise(tools: &[ToolDecl], chunks: &[&str]) -> Recognised {
+    let mut got = Recognised::default();
+    let mut take = |o: Out<'_>| match o {
+        Out::Text(t) => {
+            got.text.push_str(t);
+            got.pieces.push(t.to_owned());
+        }
+        Out::Call(c) => got.calls.push((c.name, c.arguments)),
+    };
+    let mut r = Recogniser::new(tools);
+    let mut runaway = None;
+    for chunk in chunks {
+        if let Err(trip) = r.push(chunk, &mut take) {
+            runaway = Some(trip.sentence);
+            break;
+        }
+    }
+    if runaway.is_none() {
+        r.finish(&mut take);
+    }
+    got.runaway = runaway;
+    got
 }
 
 #[cfg(test)]

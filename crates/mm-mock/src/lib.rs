@@ -10,6 +10,7 @@
 mod anthropic;
 mod demo;
 mod gemini;
+mod offline;
 mod ollama;
 mod openai;
 mod render;
@@ -17,5 +18,6 @@ pub mod script;
 mod server;
 
 pub use demo::demo_script;
+pub use offline::render_body;
 pub use script::*;
 pub use server::{MockServer, Options};
