@@ -607,6 +607,93 @@ mod tests {
         assert_eq!(tool_calls[0].arguments.chars().count(), 270);
     }
 
+    fn bash_decl() -> Vec<ToolDecl> {
+        vec![ToolDecl {
+            name: "bash".into(),
+            description: "run".into(),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {"command": {"type": "string"}},
+                "required": ["command"]
+            }),
+        }]
+    }
+
+    #[test]
+    fn a_call_written_as_text_becomes_a_call_and_leaves_the_answer() {
+        let tools = bash_decl();
+        let mut events = Vec::new();
+        let mut sink = |e: StreamEvent| events.push(e);
+        let mut a = Assembler::new(&mut sink).with_text_calls(&tools);
+        for piece in [
+            "<think>maybe <tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"rm\"}}</tool_call></think>",
+            "Listing.\n<tool_",
+            "call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\nDone.",
+        ] {
+            a.delta(Delta::Text(piece)).unwrap();
+        }
+        let (msg, _) = a.finish();
+        let Message::Assistant {
+            content,
+            reasoning,
+            tool_calls,
+        } = msg
+        else {
+            panic!()
+        };
+        assert_eq!(content, "Listing.\nDone.");
+        // The call inside the reasoning is reasoning, not a call.
+        assert!(reasoning[0].text.contains("\"rm\""));
+        assert_eq!(tool_calls.len(), 1);
+        assert_eq!(tool_calls[0].name, "bash");
+        assert_eq!(tool_calls[0].arguments, "{\"command\":\"ls\"}");
+        let shown: String = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(shown, content);
+        assert!(events.iter().any(|e| matches!(e, StreamEvent::ToolCallStarted { name, .. } if name == "bash")));
+        assert!(events.iter().any(|e| matches!(e, StreamEvent::ToolCallFinished(c) if c.id == tool_calls[0].id)));
+    }
+
+    #[test]
+    fn a_text_call_running_away_stops_like_a_native_one() {
+        let tools = bash_decl();
+        let mut sink = |_e: StreamEvent| {};
+        let mut a = Assembler::new(&mut sink).with_text_calls(&tools);
+        a.delta(Delta::Text("ok <tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \""))
+            .unwrap();
+        let mut err = None;
+        for _ in 0..1000 {
+            if let Err(e) = a.delta(Delta::Text("la ")) {
+                err = Some(e);
+                break;
+            }
+        }
+        let Some(EngineError::Runaway { text }) = err else {
+            panic!("{err:?}")
+        };
+        assert!(text.contains("repeat the same pattern"), "{text}");
+        let (msg, _) = a.partial();
+        let Message::Assistant {
+            content,
+            tool_calls,
+            ..
+        } = msg
+        else {
+            panic!()
+        };
+        // The runaway call is recorded (to be closed as not run); its
+        // repeated text is not kept.
+        assert_eq!(content, "ok ");
+        assert_eq!(tool_calls.len(), 1);
+        assert_eq!(tool_calls[0].name, "bash");
+        assert_eq!(tool_calls[0].arguments, "{}");
+    }
+
     #[test]
     fn think_tags_become_reasoning() {
         let (events, msg, _) = collect(&[Delta::Text("<thi"), Delta::Text("nk>hm</think>ok")]);
