@@ -1,7 +1,9 @@
 //! How many streamed tokens per second the engine absorbs from a fast
 //! local OpenAI-style SSE stream, against reading the same bytes raw with
 //! reqwest in the same run. The goal: mm is never the bottleneck (over a
-//! million tokens per second on one core).
+//! million tokens per second on one core). Tools are declared, as in a real
+//! session, so the recogniser of tool calls written as text runs on the
+//! answer; the same stream with `textToolCalls: off` is its baseline.
 //!
 //! The server is a tiny raw TCP server on 127.0.0.1 in its own thread; the
 //! client side runs on a single-threaded runtime, so its rate is per core.
@@ -12,7 +14,7 @@
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use mm_engine::{CancellationToken, Engine, Message, StreamEvent};
+use mm_engine::{CancellationToken, Engine, Message, StreamEvent, ToolDecl};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The SSE body: `tokens` text deltas in OpenAI chunk shape, a usage chunk
@@ -111,7 +113,24 @@ async fn raw(client: &reqwest::Client, url: &str) -> (usize, Duration) {
     (n, start.elapsed())
 }
 
-async fn engine_run(engine: &Engine) -> (usize, usize, Duration) {
+/// Two declarations shaped like mm's own.
+fn tools() -> Vec<ToolDecl> {
+    let decl = |name: &str, props: serde_json::Value, required: &[&str]| ToolDecl {
+        name: name.to_owned(),
+        description: format!("The {name} tool."),
+        parameters: serde_json::json!({"type": "object", "properties": props, "required": required}),
+    };
+    vec![
+        decl("bash", serde_json::json!({"command": {"type": "string"}}), &["command"]),
+        decl(
+            "read_file",
+            serde_json::json!({"path": {"type": "string"}, "start": {"type": "integer"}}),
+            &["path"],
+        ),
+    ]
+}
+
+async fn engine_run(engine: &Engine, tools: &[ToolDecl]) -> (usize, usize, Duration) {
     let start = Instant::now();
     let mut texts = 0usize;
     let mut chars = 0usize;
@@ -124,7 +143,7 @@ async fn engine_run(engine: &Engine) -> (usize, usize, Duration) {
     let g = engine
         .generate(
             &[Message::user("go")],
-            &[],
+            tools,
             &mut on_event,
             &CancellationToken::new(),
         )
@@ -151,6 +170,12 @@ fn main() {
         ..mm_config::Config::default()
     };
     let engine = Engine::with_env(&cfg, |_| None).unwrap();
+    let off = mm_config::Config {
+        text_tool_calls: mm_config::TextToolCalls::Off,
+        ..cfg.clone()
+    };
+    let engine_off = Engine::with_env(&off, |_| None).unwrap();
+    let tools = tools();
     let client = reqwest::Client::new();
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -158,20 +183,25 @@ fn main() {
         .build()
         .unwrap();
     rt.block_on(async {
-        // Warm up both paths once.
+        // Warm up every path once.
         let _ = raw(&client, &url).await;
-        let _ = engine_run(&engine).await;
+        let _ = engine_run(&engine, &tools).await;
+        let _ = engine_run(&engine_off, &tools).await;
 
         let mut best_raw = Duration::MAX;
         let mut best_engine = Duration::MAX;
+        let mut best_off = Duration::MAX;
         let mut raw_bytes = 0;
         for _ in 0..5 {
             let (n, t) = raw(&client, &url).await;
             raw_bytes = n;
             best_raw = best_raw.min(t);
-            let (texts, _chars, t) = engine_run(&engine).await;
+            let (texts, _chars, t) = engine_run(&engine, &tools).await;
             assert_eq!(texts, tokens, "every delta must reach the sink");
             best_engine = best_engine.min(t);
+            let (texts, _chars, t) = engine_run(&engine_off, &tools).await;
+            assert_eq!(texts, tokens, "every delta must reach the sink");
+            best_off = best_off.min(t);
         }
         assert_eq!(raw_bytes, body.len());
         let raw_rate = tokens as f64 / best_raw.as_secs_f64();
@@ -189,10 +219,22 @@ fn main() {
             engine_rate,
             body.len() as f64 / best_engine.as_secs_f64() / 1e6
         );
+        let off_rate = tokens as f64 / best_off.as_secs_f64();
+        println!(
+            "textToolCalls off: {:>8.1} ms  {:>12.0} tokens/s  {:>8.1} MB/s",
+            best_off.as_secs_f64() * 1e3,
+            off_rate,
+            body.len() as f64 / best_off.as_secs_f64() / 1e6
+        );
         println!(
             "ratio engine/raw : {:.2} (engine absorbs at {:.0}% of raw read speed)",
             engine_rate / raw_rate,
             100.0 * engine_rate / raw_rate
+        );
+        println!(
+            "ratio on/off     : {:.2} (the text-call recogniser costs {:.1}% of throughput)",
+            engine_rate / off_rate,
+            100.0 * (1.0 - engine_rate / off_rate)
         );
     });
 }

@@ -64,7 +64,8 @@ pub struct Recogniser<'t> {
     tools: &'t [ToolDecl],
     /// Text not decided yet: a possible opener, or the region so far.
     held: String,
-    region: Option<Region>,
+    /// Boxed: the guard it carries is large, and the recogniser moves.
+    region: Option<Box<Region>>,
     /// Nothing but whitespace released and no call recovered yet.
     at_start: bool,
     /// The last released byte ended a line (a fence may open here).
@@ -641,7 +642,7 @@ impl<'t> Recogniser<'t> {
                 return false;
             }
             if bytes[lead] == b'{' {
-                self.region = Some(Region::new(Kind::Bare, lead, true));
+                self.region = Some(Box::new(Region::new(Kind::Bare, lead, true)));
                 return true;
             }
         }
@@ -666,7 +667,7 @@ impl<'t> Recogniser<'t> {
                     let whole = self.at_start && keep == 0;
                     self.release(keep, out);
                     let body = p - keep + len;
-                    self.region = Some(Region::new(kind, body, whole));
+                    self.region = Some(Box::new(Region::new(kind, body, whole)));
                     return true;
                 }
                 Prefix::Partial if !eos => {
