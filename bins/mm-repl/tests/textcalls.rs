@@ -111,7 +111,10 @@ fn over_ollama_the_result_follows_the_recovered_call() {
         serde_json::json!({"command": "echo hi"})
     );
     assert!(
-        !call["content"].as_str().unwrap_or("").contains("<tool_call>"),
+        !call["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("<tool_call>"),
         "{call}"
     );
     assert_eq!(second[n - 1]["role"], "tool");

@@ -121,7 +121,11 @@ fn tools() -> Vec<ToolDecl> {
         parameters: serde_json::json!({"type": "object", "properties": props, "required": required}),
     };
     vec![
-        decl("bash", serde_json::json!({"command": {"type": "string"}}), &["command"]),
+        decl(
+            "bash",
+            serde_json::json!({"command": {"type": "string"}}),
+            &["command"],
+        ),
         decl(
             "read_file",
             serde_json::json!({"path": {"type": "string"}, "start": {"type": "integer"}}),

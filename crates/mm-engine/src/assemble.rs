@@ -655,8 +655,16 @@ mod tests {
             })
             .collect();
         assert_eq!(shown, content);
-        assert!(events.iter().any(|e| matches!(e, StreamEvent::ToolCallStarted { name, .. } if name == "bash")));
-        assert!(events.iter().any(|e| matches!(e, StreamEvent::ToolCallFinished(c) if c.id == tool_calls[0].id)));
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, StreamEvent::ToolCallStarted { name, .. } if name == "bash"))
+        );
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, StreamEvent::ToolCallFinished(c) if c.id == tool_calls[0].id))
+        );
     }
 
     #[test]
@@ -664,8 +672,10 @@ mod tests {
         let tools = bash_decl();
         let mut sink = |_e: StreamEvent| {};
         let mut a = Assembler::new(&mut sink).with_text_calls(&tools);
-        a.delta(Delta::Text("ok <tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \""))
-            .unwrap();
+        a.delta(Delta::Text(
+            "ok <tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"",
+        ))
+        .unwrap();
         let mut err = None;
         for _ in 0..1000 {
             if let Err(e) = a.delta(Delta::Text("la ")) {

@@ -224,7 +224,12 @@ fn mistral() {
 
 #[test]
 fn fenced() {
-    check("fenced.txt", "", "", vec![("bash", json!({"command": "ls"}))]);
+    check(
+        "fenced.txt",
+        "",
+        "",
+        vec![("bash", json!({"command": "ls"}))],
+    );
     check(
         "fenced-after-text.txt",
         "Let me run the tests.\n",
@@ -260,7 +265,12 @@ fn a_call_inside_reasoning_is_not_run() {
 
 #[test]
 fn without_declared_tools_every_fixture_is_text() {
-    for file in ["hermes.txt", "qwen3-coder.txt", "mistral-v11.txt", "llama-bare.txt"] {
+    for file in [
+        "hermes.txt",
+        "qwen3-coder.txt",
+        "mistral-v11.txt",
+        "llama-bare.txt",
+    ] {
         let text = fixture(file);
         for wire in WIRES {
             let body = render_body(wire, &steps(&text, 24), true).unwrap();
@@ -270,5 +280,3 @@ fn without_declared_tools_every_fixture_is_text() {
         }
     }
 }
-
-

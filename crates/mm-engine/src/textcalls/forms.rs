@@ -85,12 +85,7 @@ fn tool<'t>(tools: &'t [ToolDecl], name: &str) -> Option<&'t ToolDecl> {
 }
 
 /// The call for declared tool `name` with `args`, if they fit its schema.
-fn checked(
-    tools: &[ToolDecl],
-    name: &str,
-    args: Value,
-    form: Form,
-) -> Option<Recovered> {
+fn checked(tools: &[ToolDecl], name: &str, args: Value, form: Form) -> Option<Recovered> {
     let decl = tool(tools, name)?;
     if !args.is_object() || !schema::accepts(&decl.parameters, &args) {
         return None;
@@ -111,10 +106,12 @@ fn from_object(tools: &[ToolDecl], value: Value, form: Form, need_args: bool) ->
     let Value::Object(mut map) = value else {
         return None;
     };
-    if map
-        .keys()
-        .any(|k| !matches!(k.as_str(), "name" | "arguments" | "parameters" | "type" | "id"))
-    {
+    if map.keys().any(|k| {
+        !matches!(
+            k.as_str(),
+            "name" | "arguments" | "parameters" | "type" | "id"
+        )
+    }) {
         return None;
     }
     if let Some(t) = map.remove("type")
@@ -256,7 +253,12 @@ pub(crate) fn bare(tools: &[ToolDecl], region: &str) -> Option<Vec<Recovered>> {
     if !text.starts_with('{') {
         return None;
     }
-    Some(vec![from_object(tools, one_json(text)?, Form::BareJson, true)?])
+    Some(vec![from_object(
+        tools,
+        one_json(text)?,
+        Form::BareJson,
+        true,
+    )?])
 }
 
 /// `[TOOL_CALLS]` and a JSON list of calls (tokenizer v3), or a name,
@@ -351,7 +353,8 @@ mod tests {
             )
         );
         // A multi-line value keeps its inner newlines.
-        let text = "<function=bash>\n<parameter=command>\necho a\necho b\n</parameter>\n</function>";
+        let text =
+            "<function=bash>\n<parameter=command>\necho a\necho b\n</parameter>\n</function>";
         assert_eq!(
             one(function(&t, text).map(|c| vec![c])).1,
             json!({"command": "echo a\necho b"})
@@ -376,7 +379,10 @@ mod tests {
             &t,
             "<|python_tag|>{\"type\": \"function\", \"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}<|eom_id|>",
         ));
-        assert_eq!(got, ("bash".into(), json!({"command": "ls"}), Form::PythonTag));
+        assert_eq!(
+            got,
+            ("bash".into(), json!({"command": "ls"}), Form::PythonTag)
+        );
         let two = python_tag(
             &t,
             r#"<|python_tag|>{"name": "bash", "parameters": {"command": "ls"}}; {"name": "read_file", "parameters": {"path": "a"}}"#,
@@ -384,13 +390,30 @@ mod tests {
         .unwrap();
         assert_eq!(two.len(), 2);
         assert_eq!(two[1].name, "read_file");
-        let got = one(bare(&t, "{\"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}"));
+        let got = one(bare(
+            &t,
+            "{\"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}",
+        ));
         assert_eq!(got.2, Form::BareJson);
         // A bare object needs its arguments key: `{"name": "bash"}` is data.
         assert_eq!(bare(&t, r#"{"name": "read_file"}"#), None);
-        let got = one(function(&t, r#"<function=read_file>{"path": "x", "start": "2"}</function>"#).map(|c| vec![c]));
-        assert_eq!(got, ("read_file".into(), json!({"path": "x", "start": "2"}), Form::FunctionJson));
-        assert_eq!(python_tag(&t, "<|python_tag|>brave_search.call(query=\"x\")"), None);
+        let got = one(function(
+            &t,
+            r#"<function=read_file>{"path": "x", "start": "2"}</function>"#,
+        )
+        .map(|c| vec![c]));
+        assert_eq!(
+            got,
+            (
+                "read_file".into(),
+                json!({"path": "x", "start": "2"}),
+                Form::FunctionJson
+            )
+        );
+        assert_eq!(
+            python_tag(&t, "<|python_tag|>brave_search.call(query=\"x\")"),
+            None
+        );
     }
 
     #[test]
@@ -404,11 +427,26 @@ mod tests {
         assert_eq!(calls.len(), 2);
         assert_eq!(calls[0].form, Form::MistralList);
         let got = one(mistral(&t, r#"[TOOL_CALLS]bash[ARGS]{"command": "ls"}"#));
-        assert_eq!(got, ("bash".into(), json!({"command": "ls"}), Form::MistralArgs));
-        let got = one(mistral(&t, r#"[TOOL_CALLS]bash[CALL_ID]a1b2c3d4e[ARGS]{"command": "ls"}"#));
+        assert_eq!(
+            got,
+            ("bash".into(), json!({"command": "ls"}), Form::MistralArgs)
+        );
+        let got = one(mistral(
+            &t,
+            r#"[TOOL_CALLS]bash[CALL_ID]a1b2c3d4e[ARGS]{"command": "ls"}"#,
+        ));
         assert_eq!(got.1, json!({"command": "ls"}));
-        assert_eq!(mistral(&t, r#"[TOOL_CALLS]bash[ARGS]{"command": "ls""#), None);
-        assert_eq!(mistral(&t, r#"[TOOL_CALLS][{"name": "bash", "arguments": {"command": "ls"}}, {"name": "nope", "arguments": {}}]"#), None);
+        assert_eq!(
+            mistral(&t, r#"[TOOL_CALLS]bash[ARGS]{"command": "ls""#),
+            None
+        );
+        assert_eq!(
+            mistral(
+                &t,
+                r#"[TOOL_CALLS][{"name": "bash", "arguments": {"command": "ls"}}, {"name": "nope", "arguments": {}}]"#
+            ),
+            None
+        );
         assert_eq!(mistral(&t, "[TOOL_CALLS][]"), None);
     }
 

@@ -108,7 +108,10 @@ mod tests {
 
     #[test]
     fn finds_the_end_of_objects_and_arrays() {
-        assert_eq!(whole(r#"{"a": "}", "b": [1, {"c": "\""}]} tail"#), Seen::Closed(33));
+        assert_eq!(
+            whole(r#"{"a": "}", "b": [1, {"c": "\""}]} tail"#),
+            Seen::Closed(33)
+        );
         assert_eq!(whole(r#"[{"x": "\\"}]"#), Seen::Closed(13));
         assert_eq!(whole(r#"{"a": "#), Seen::More);
         assert_eq!(whole(r#"{"a": ]"#), Seen::Broken(6));

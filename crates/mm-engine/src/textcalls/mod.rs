@@ -25,11 +25,11 @@ mod schema;
 
 use crate::runaway;
 use crate::types::ToolDecl;
+pub use forms::Recovered;
 use forms::{
     ARGS, CALL_ID, END_TOKENS, FENCE, FUNCTION, FUNCTION_END, MAX_NAME, PYTHON_TAG, TOOL_CALL,
     TOOL_CALL_END, TOOL_CALLS, name_byte,
 };
-pub use forms::Recovered;
 use json::{Extent, Seen};
 
 /// Leading whitespace of an answer held at most (a bare JSON object may
@@ -100,7 +100,9 @@ enum Phase {
     /// Everything up to this closing tag.
     Until(&'static str),
     /// `<function=`: the name, up to `>`.
-    FunctionName { len: usize },
+    FunctionName {
+        len: usize,
+    },
     /// Whitespace, then a JSON object.
     JsonLead,
     Json(Extent),
@@ -110,16 +112,26 @@ enum Phase {
     AfterBare,
     /// `[TOOL_CALLS]`: whitespace, then `[` (a list) or a name.
     MistralLead,
-    MistralName { len: usize },
+    MistralName {
+        len: usize,
+    },
     /// `[ARGS]`, or `[CALL_ID]` and an id first (unless `id_seen`).
-    MistralMarker { id_seen: bool },
-    MistralId { len: usize },
+    MistralMarker {
+        id_seen: bool,
+    },
+    MistralId {
+        len: usize,
+    },
     /// A fence's info string and the end of its line.
-    FenceInfo { len: usize },
+    FenceInfo {
+        len: usize,
+    },
     /// Whitespace, then an opener (or, for a whole answer, `{`).
     FenceLead,
     /// The first key of the object at `at` decides whether it may be a call.
-    FirstKey { at: usize },
+    FirstKey {
+        at: usize,
+    },
     /// Only whitespace until the end of the answer.
     AwaitEnd,
 }
@@ -134,6 +146,12 @@ struct Region {
     whole: bool,
     /// A fence around a bare object.
     bare_inner: bool,
+    /// Where a bare object (or the fence around one) ended: it is a call
+    /// only if nothing but whitespace follows, so it waits for the end of
+    /// the answer, but it is looked at once at once.
+    complete: Option<usize>,
+    /// The complete region parsed as a call.
+    checked: bool,
     guard: runaway::Scanner,
     /// Bytes of `held` the guard has seen.
     guarded: usize,
@@ -172,10 +190,7 @@ fn prefix(text: &[u8], lit: &str) -> Prefix {
 }
 
 fn ws_len(bytes: &[u8]) -> usize {
-    bytes
-        .iter()
-        .take_while(|b| b.is_ascii_whitespace())
-        .count()
+    bytes.iter().take_while(|b| b.is_ascii_whitespace()).count()
 }
 
 fn floor_boundary(s: &str, mut at: usize) -> usize {
@@ -201,6 +216,8 @@ impl Region {
             phase,
             whole,
             bare_inner: false,
+            complete: None,
+            checked: false,
             guard: runaway::Scanner::new(),
             guarded: body,
         }
@@ -222,12 +239,13 @@ impl Region {
                     }
                 }
                 Phase::Until(tag) => {
-                    let tag: &'static str = *tag;
+                    let tag = *tag;
                     match memchr::memmem::find(rest, tag.as_bytes()) {
                         Some(at) => {
                             let end = self.pos + at + tag.len();
                             if self.kind == Kind::Fence && self.bare_inner {
                                 self.pos = end;
+                                self.complete = Some(end);
                                 self.phase = Phase::AwaitEnd;
                                 continue;
                             }
@@ -276,7 +294,10 @@ impl Region {
                         self.pos += n;
                         match self.kind {
                             Kind::PythonTag => self.phase = Phase::AfterPython,
-                            Kind::Bare => self.phase = Phase::AfterBare,
+                            Kind::Bare => {
+                                self.complete = Some(self.pos);
+                                self.phase = Phase::AfterBare;
+                            }
                             _ => return Verdict::End(self.pos),
                         }
                     }
@@ -578,6 +599,16 @@ impl<'t> Recogniser<'t> {
                         });
                     }
                 }
+                // A complete bare object that is no call is text at once.
+                if verdict == Verdict::Wait
+                    && !region.checked
+                    && let Some(end) = region.complete
+                {
+                    region.checked = true;
+                    if parse(self.tools, region.kind, region.whole, &self.held[..end]).is_none() {
+                        verdict = Verdict::Release(end);
+                    }
+                }
                 if verdict == Verdict::Wait && eos {
                     verdict = Verdict::End(self.held.len());
                 }
@@ -588,25 +619,23 @@ impl<'t> Recogniser<'t> {
                 let whole = region.whole;
                 self.region = None;
                 match verdict {
-                    Verdict::End(end) => {
-                        match self.parse(kind, whole, &self.held[..end]) {
-                            Some(calls) => {
-                                for call in calls {
-                                    tracing::info!(
-                                        tool = %call.name,
-                                        form = call.form.as_str(),
-                                        fenced = call.fenced,
-                                        "recovered a tool call the model wrote as text"
-                                    );
-                                    out(Out::Call(call));
-                                }
-                                self.held.drain(..end);
-                                self.at_start = false;
-                                self.swallow = true;
+                    Verdict::End(end) => match parse(self.tools, kind, whole, &self.held[..end]) {
+                        Some(calls) => {
+                            for call in calls {
+                                tracing::info!(
+                                    tool = %call.name,
+                                    form = call.form.as_str(),
+                                    fenced = call.fenced,
+                                    "recovered a tool call the model wrote as text"
+                                );
+                                out(Out::Call(call));
                             }
-                            None => self.release(end, out),
+                            self.held.drain(..end);
+                            self.at_start = false;
+                            self.swallow = true;
                         }
-                    }
+                        None => self.release(end, out),
+                    },
                     Verdict::Release(n) => self.release(n, out),
                     Verdict::Wait => {}
                 }
@@ -704,43 +733,44 @@ impl<'t> Recogniser<'t> {
         let verdict = if partial { Prefix::Partial } else { Prefix::No };
         (verdict, Kind::Fence, 0)
     }
+}
 
-    fn parse(&self, kind: Kind, whole: bool, region: &str) -> Option<Vec<Recovered>> {
-        match kind {
-            Kind::ToolCall => forms::tool_call(self.tools, region),
-            Kind::Function => forms::function(self.tools, region).map(|c| vec![c]),
-            Kind::PythonTag => forms::python_tag(self.tools, region),
-            Kind::Mistral => forms::mistral(self.tools, region),
-            Kind::Bare => forms::bare(self.tools, region),
-            Kind::Fence => self.fenced(whole, region),
-        }
+/// The calls a complete region holds, or `None` when it is text.
+fn parse(tools: &[ToolDecl], kind: Kind, whole: bool, region: &str) -> Option<Vec<Recovered>> {
+    match kind {
+        Kind::ToolCall => forms::tool_call(tools, region),
+        Kind::Function => forms::function(tools, region).map(|c| vec![c]),
+        Kind::PythonTag => forms::python_tag(tools, region),
+        Kind::Mistral => forms::mistral(tools, region),
+        Kind::Bare => forms::bare(tools, region),
+        Kind::Fence => fenced(tools, whole, region),
     }
+}
 
-    /// A fence is a call (or several) when everything inside it is calls.
-    fn fenced(&self, whole: bool, region: &str) -> Option<Vec<Recovered>> {
-        let rest = region.trim_start().strip_prefix(FENCE)?;
-        let (_info, body) = rest.split_once('\n')?;
-        let body = body.trim_end();
-        let body = body.strip_suffix(FENCE).unwrap_or(body);
-        let mut inner = Recogniser::new(self.tools);
-        inner.fences = false;
-        inner.at_start = whole;
-        let mut calls = Vec::new();
-        let mut text_only_ws = true;
-        let mut take = |o: Out<'_>| match o {
-            Out::Text(t) => text_only_ws &= t.trim().is_empty(),
-            Out::Call(c) => calls.push(c),
-        };
-        inner.push(body, &mut take).ok()?;
-        inner.finish(&mut take);
-        if !text_only_ws || calls.is_empty() {
-            return None;
-        }
-        for c in &mut calls {
-            c.fenced = true;
-        }
-        Some(calls)
+/// A fence is a call (or several) when everything inside it is calls.
+fn fenced(tools: &[ToolDecl], whole: bool, region: &str) -> Option<Vec<Recovered>> {
+    let rest = region.trim_start().strip_prefix(FENCE)?;
+    let (_info, body) = rest.split_once('\n')?;
+    let body = body.trim_end();
+    let body = body.strip_suffix(FENCE).unwrap_or(body);
+    let mut inner = Recogniser::new(tools);
+    inner.fences = false;
+    inner.at_start = whole;
+    let mut calls = Vec::new();
+    let mut text_only_ws = true;
+    let mut take = |o: Out<'_>| match o {
+        Out::Text(t) => text_only_ws &= t.trim().is_empty(),
+        Out::Call(c) => calls.push(c),
+    };
+    inner.push(body, &mut take).ok()?;
+    inner.finish(&mut take);
+    if !text_only_ws || calls.is_empty() {
+        return None;
     }
+    for c in &mut calls {
+        c.fenced = true;
+    }
+    Some(calls)
 }
 
 #[cfg(test)]

@@ -33,7 +33,9 @@ fn fits(schema: &Value, value: &Value, depth: usize) -> bool {
         return false;
     }
     if let Some(Value::Array(choices)) = s.get("enum")
-        && !choices.iter().any(|c| c == value || loosely_equal(c, value))
+        && !choices
+            .iter()
+            .any(|c| c == value || loosely_equal(c, value))
     {
         return false;
     }
@@ -61,14 +63,16 @@ fn fits(schema: &Value, value: &Value, depth: usize) -> bool {
             }
             let props = s.get("properties").and_then(Value::as_object);
             let extra = s.get("additionalProperties");
-            fields.iter().all(|(k, v)| match props.and_then(|p| p.get(k)) {
-                Some(sub) => fits(sub, v, depth + 1),
-                None => match extra {
-                    Some(Value::Bool(false)) => false,
-                    Some(sub @ Value::Object(_)) => fits(sub, v, depth + 1),
-                    _ => true,
-                },
-            })
+            fields
+                .iter()
+                .all(|(k, v)| match props.and_then(|p| p.get(k)) {
+                    Some(sub) => fits(sub, v, depth + 1),
+                    None => match extra {
+                        Some(Value::Bool(false)) => false,
+                        Some(sub @ Value::Object(_)) => fits(sub, v, depth + 1),
+                        _ => true,
+                    },
+                })
         }
         Value::Array(items) => match s.get("items") {
             Some(sub @ Value::Object(_)) => items.iter().all(|v| fits(sub, v, depth + 1)),
@@ -118,9 +122,9 @@ fn loosely_equal(choice: &Value, value: &Value) -> bool {
         (Value::Number(n), Value::String(s)) | (Value::String(s), Value::Number(n)) => {
             s.trim() == n.to_string()
         }
-        (Value::Bool(b), Value::String(s)) | (Value::String(s), Value::Bool(b)) => {
-            s.trim().eq_ignore_ascii_case(if *b { "true" } else { "false" })
-        }
+        (Value::Bool(b), Value::String(s)) | (Value::String(s), Value::Bool(b)) => s
+            .trim()
+            .eq_ignore_ascii_case(if *b { "true" } else { "false" }),
         _ => false,
     }
 }
@@ -143,13 +147,11 @@ pub(crate) fn typed(schema: Option<&Value>, raw: &str) -> Value {
     for t in types {
         let parsed = match t {
             "integer" => text.parse::<i64>().ok().map(Value::from),
-            "number" => text
-                .parse::<i64>()
-                .ok()
-                .map(Value::from)
-                .or_else(|| text.parse::<f64>().ok().and_then(|f| {
-                    serde_json::Number::from_f64(f).map(Value::Number)
-                })),
+            "number" => text.parse::<i64>().ok().map(Value::from).or_else(|| {
+                text.parse::<f64>()
+                    .ok()
+                    .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+            }),
             "boolean" => match text.to_ascii_lowercase().as_str() {
                 "true" => Some(Value::Bool(true)),
                 "false" => Some(Value::Bool(false)),
@@ -191,9 +193,15 @@ mod tests {
     fn required_types_and_extra_keys() {
         let s = read_file_schema();
         assert!(accepts(&s, &json!({"path": "a"})));
-        assert!(accepts(&s, &json!({"path": "a", "start": 3, "numbered": true})));
+        assert!(accepts(
+            &s,
+            &json!({"path": "a", "start": 3, "numbered": true})
+        ));
         // Written as strings, the way small models do: the tools take them.
-        assert!(accepts(&s, &json!({"path": "a", "start": "3", "numbered": "true"})));
+        assert!(accepts(
+            &s,
+            &json!({"path": "a", "start": "3", "numbered": "true"})
+        ));
         assert!(!accepts(&s, &json!({"start": 3})));
         assert!(!accepts(&s, &json!({"path": 3})));
         assert!(!accepts(&s, &json!({"path": "a", "start": "three"})));

@@ -118,13 +118,19 @@ fn qwen3_coder_xml() {
         "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/main.rs\n</parameter>\n<parameter=start>\n3\n</parameter>\n</function>\n</tool_call>",
         &(
             String::new(),
-            vec![call("read_file", json!({"path": "src/main.rs", "start": 3}))],
+            vec![call(
+                "read_file",
+                json!({"path": "src/main.rs", "start": 3}),
+            )],
         ),
     );
     // Without the outer tag, as some servers pass it through.
     check(
         "<function=bash>\n<parameter=command>\nls -la\n</parameter>\n</function>",
-        &(String::new(), vec![call("bash", json!({"command": "ls -la"}))]),
+        &(
+            String::new(),
+            vec![call("bash", json!({"command": "ls -la"}))],
+        ),
     );
 }
 
@@ -269,7 +275,8 @@ fn a_failed_region_does_not_hide_a_call_after_it() {
 
 #[test]
 fn without_declared_tools_nothing_is_recognised() {
-    let input = "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>";
+    let input =
+        "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>";
     assert_eq!(feed(&[], &[input]), text_only(input));
 }
 
@@ -295,18 +302,42 @@ fn released_after_each(chunks: &[&str]) -> Vec<String> {
 fn plain_text_is_released_at_once() {
     assert_eq!(
         released_after_each(&["Hello ", "a <", " b", " [T", "OOL", "S]", " ok"]),
-        ["Hello ", "Hello a ", "Hello a < b", "Hello a < b ", "Hello a < b ", "Hello a < b [TOOLS]", "Hello a < b [TOOLS] ok"]
+        [
+            "Hello ",
+            "Hello a ",
+            "Hello a < b",
+            "Hello a < b ",
+            "Hello a < b ",
+            "Hello a < b [TOOLS]",
+            "Hello a < b [TOOLS] ok"
+        ]
     );
     // A fence of code is released at the first byte of its code.
     assert_eq!(
         released_after_each(&["Code:\n", "``", "`rust\n", "fn", " main"]),
-        ["Code:\n", "Code:\n", "Code:\n", "Code:\n```rust\nfn", "Code:\n```rust\nfn main"]
+        [
+            "Code:\n",
+            "Code:\n",
+            "Code:\n",
+            "Code:\n```rust\nfn",
+            "Code:\n```rust\nfn main"
+        ]
     );
     // An answer that starts like JSON is released once its first key says
     // it is not a call.
     assert_eq!(
         released_after_each(&["{\"ti", "tle\": 1}"]),
         ["", "{\"title\": 1}"]
+    );
+    // A whole object that names no declared tool is released as soon as
+    // it closes, without waiting for the end of the answer.
+    assert_eq!(
+        released_after_each(&["{\"name\": \"Ada\", \"parameters\"", ": {}}", "\n"]),
+        [
+            "",
+            "{\"name\": \"Ada\", \"parameters\": {}}",
+            "{\"name\": \"Ada\", \"parameters\": {}}\n"
+        ]
     );
 }
 
@@ -323,8 +354,11 @@ fn a_region_that_repeats_itself_trips_the_runaway_guard() {
     let t = tools();
     let mut r = Recogniser::new(&t);
     let mut ignore = |_o: Out<'_>| {};
-    r.push("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"", &mut ignore)
-        .unwrap();
+    r.push(
+        "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"",
+        &mut ignore,
+    )
+    .unwrap();
     let mut err = None;
     for _ in 0..200 {
         if let Err(e) = r.push("ab12", &mut ignore) {
@@ -333,7 +367,11 @@ fn a_region_that_repeats_itself_trips_the_runaway_guard() {
         }
     }
     let err = err.expect("the guard trips");
-    assert!(err.sentence.contains("repeat the same pattern"), "{}", err.sentence);
+    assert!(
+        err.sentence.contains("repeat the same pattern"),
+        "{}",
+        err.sentence
+    );
     assert_eq!(err.name.as_deref(), Some("bash"));
     assert_eq!(r.held(), "");
 }
