@@ -188,6 +188,9 @@ pub const KEYS: &[&str] = &[
     "acp.permissions",
     "sessions.enabled",
     "sessions.dir",
+    "checkpoints.enabled",
+    "checkpoints.keep",
+    "checkpoints.dir",
     "compact.threshold",
     "compact.keepRecent",
     "lsp.servers",
@@ -282,6 +285,7 @@ pub fn load(sources: &Sources) -> Result<Loaded, ConfigError> {
         .map_err(|e| from_figment(e, &all_origins, &Origin::Default))?;
     config.skills_dir = dirs.expand_tilde(&config.skills_dir);
     config.sessions.dir = dirs.expand_tilde(&config.sessions.dir);
+    config.checkpoints.dir = dirs.expand_tilde(&config.checkpoints.dir);
 
     let origins = KEYS
         .iter()
@@ -470,6 +474,13 @@ fn check_values(config: &Config, at: &Origin) -> Result<(), ConfigError> {
                 "{} needs Linux (Landlock and seccomp); this system has no sandbox mm can use, so set sandbox: off",
                 config.sandbox
             ),
+        ));
+    }
+    if config.checkpoints.keep == 0 {
+        return Err(bad(
+            at,
+            "checkpoints.keep",
+            "expected at least 1, found 0".to_owned(),
         ));
     }
     let t = config.compact.threshold;
@@ -679,6 +690,7 @@ mod tests {
             "sandboxNetwork",
             "mcpServers",
             "mcp",
+            "checkpoints",
         ] {
             assert!(!PROJECT_KEYS.contains(&forbidden));
         }

@@ -67,6 +67,9 @@ fn value_text(c: &Config, key: &str, key_set: bool) -> String {
         "acp.permissions" => c.acp.permissions.to_string(),
         "sessions.enabled" => c.sessions.enabled.to_string(),
         "sessions.dir" => c.sessions.dir.display().to_string(),
+        "checkpoints.enabled" => c.checkpoints.enabled.to_string(),
+        "checkpoints.keep" => c.checkpoints.keep.to_string(),
+        "checkpoints.dir" => c.checkpoints.dir.display().to_string(),
         "compact.threshold" => c.compact.threshold.to_string(),
         "compact.keepRecent" => {
             let used = c.keep_recent_tokens();

@@ -67,7 +67,10 @@ pub fn parse_yaml(path: &Path, text: &str) -> Result<Dict, ConfigError> {
     let doc: serde_norway::Value =
         serde_norway::from_str(text).map_err(|e| syntax_error(path, &e))?;
     match to_figment(doc) {
-        Value::Dict(_, dict) => Ok(dict),
+        Value::Dict(_, mut dict) => {
+            crate::settings::expand_shorthands(&mut dict);
+            Ok(dict)
+        }
         Value::Empty(..) => Ok(Dict::new()),
         other => Err(ConfigError::NotAMapping {
             path: path.to_path_buf(),

@@ -45,6 +45,7 @@ pub struct Config {
     pub permissions: PermissionRules,
     pub acp: AcpSettings,
     pub sessions: SessionSettings,
+    pub checkpoints: CheckpointSettings,
     pub compact: CompactSettings,
     pub lsp: LspSettings,
     /// Project files whose text joins the system prompt when present.
@@ -152,6 +153,45 @@ pub struct SessionSettings {
     pub enabled: bool,
     pub dir: PathBuf,
 }
+
+// ---- checkpoints (undo) ----
+
+/// `checkpoints`: a checkpoint of the working tree around each turn that
+/// may change files, for `/undo`, `/redo` and `/diff`. YAML takes the bare
+/// `checkpoints: false` (see [`expand_shorthands`]) or the mapping
+/// `checkpoints: {enabled: true, keep: 50}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CheckpointSettings {
+    pub enabled: bool,
+    /// Turns of a session that can be undone; older checkpoints are
+    /// forgotten. At least 1.
+    pub keep: u32,
+    /// Where checkpoints of folders outside git are kept (one private
+    /// repository per folder below it).
+    pub dir: PathBuf,
+}
+
+/// Default of `checkpoints.keep`.
+pub const DEFAULT_CHECKPOINTS_KEEP: u32 = 50;
+
+/// Rewrite the short forms of a file's settings into their mapping, so that
+/// layers merge key by key (a user's `checkpoints: false` then keeps the
+/// default `keep`, and `--print-config` names the file for
+/// `checkpoints.enabled`): `checkpoints: <bool>` is
+/// `checkpoints: {enabled: <bool>}`.
+pub(crate) fn expand_shorthands(dict: &mut figment::value::Dict) {
+    use figment::value::{Dict, Value};
+    if let Some(value) = dict.get_mut("checkpoints")
+        && let Value::Bool(tag, enabled) = value
+    {
+        let mut map = Dict::new();
+        map.insert("enabled".to_owned(), Value::Bool(*tag, *enabled));
+        *value = Value::Dict(*tag, map);
+    }
+}
+
+// ---- end of checkpoints ----
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -361,6 +401,11 @@ impl Config {
             sessions: SessionSettings {
                 enabled: true,
                 dir: dirs.data.join("mm").join("sessions"),
+            },
+            checkpoints: CheckpointSettings {
+                enabled: true,
+                keep: DEFAULT_CHECKPOINTS_KEEP,
+                dir: dirs.data.join("mm").join("checkpoints"),
             },
             compact: CompactSettings {
                 threshold: 0.8,

@@ -86,7 +86,7 @@ fn write(path: &Path, text: &str) -> PathBuf {
 
 const TOP_KEYS: &str = "model, baseURL, apiKeyEnv, contextWindow, maxTokens, thinking, showThinking, watchdog, \
                         retries, textToolCalls, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
-                        permissions, acp, sessions, compact, lsp, instructions, sandbox, sandboxNetwork, \
+                        permissions, acp, sessions, checkpoints, compact, lsp, instructions, sandbox, sandboxNetwork, \
                         mcpServers, mcp";
 
 // ---------- defaults ----------
@@ -529,8 +529,11 @@ fn instructions_take_one_name_or_a_list() {
 #[test]
 fn tilde_in_directories_means_home() {
     let w = World::new();
-    w.write_user("skillsDir: ~/my-skills\nsessions:\n  dir: ~/sessions\n");
+    w.write_user(
+        "skillsDir: ~/my-skills\nsessions:\n  dir: ~/sessions\ncheckpoints:\n  dir: ~/cps\n",
+    );
     let c = w.load().config;
+    assert_eq!(c.checkpoints.dir, w.root.join("home/cps"));
     assert_eq!(c.skills_dir, w.root.join("home/my-skills"));
     assert_eq!(c.sessions.dir, w.root.join("home/sessions"));
 }
@@ -880,6 +883,8 @@ fn forbidden_project_keys() {
         ("skillsDir: /tmp/skills\n", "skillsDir"),
         ("sessions:\n  dir: /tmp/s\n", "sessions.dir"),
         ("sessions:\n  enabled: false\n", "sessions.enabled"),
+        ("checkpoints: false\n", "checkpoints.enabled"),
+        ("checkpoints:\n  keep: 3\n", "checkpoints.keep"),
         // the value's type does not matter: the key is refused first
         ("permissions: whatever\n", "permissions"),
         ("permissions:\n  deny: [bash]\n", "permissions.deny"),
@@ -1265,4 +1270,62 @@ fn a_type_key_that_matches_is_accepted() {
     );
     let c = w.load().config;
     assert_eq!(c.mcp_servers.len(), 2);
+}
+
+// ---------- checkpoints ----------
+
+#[test]
+fn checkpoints_take_a_bare_switch_or_a_mapping() {
+    let w = World::new();
+    let c = w.load().config;
+    assert!(c.checkpoints.enabled);
+    assert_eq!(c.checkpoints.keep, 50);
+    assert_eq!(c.checkpoints.dir, w.root.join("data/mm/checkpoints"));
+
+    let user = w.write_user("checkpoints: false\n");
+    let loaded = w.load();
+    assert!(!loaded.config.checkpoints.enabled);
+    assert_eq!(loaded.config.checkpoints.keep, 50, "keep stays the default");
+    assert_eq!(
+        loaded.origin("checkpoints.enabled"),
+        Some(&Origin::UserFile(user.clone()))
+    );
+    assert_eq!(loaded.origin("checkpoints.keep"), Some(&Origin::Default));
+    assert!(loaded.print().contains("checkpoints.enabled"));
+
+    w.write_user("checkpoints:\n  keep: 7\n");
+    let c = w.load().config;
+    assert!(c.checkpoints.enabled);
+    assert_eq!(c.checkpoints.keep, 7);
+    w.write_user("checkpoints: {enabled: false, keep: 3}\n");
+    let c = w.load().config;
+    assert!(!c.checkpoints.enabled);
+    assert_eq!(c.checkpoints.keep, 3);
+}
+
+#[test]
+fn bad_checkpoint_settings_are_named() {
+    let w = World::new();
+    let p = w.write_user("checkpoints:\n  keep: 0\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: checkpoints.keep: expected at least 1, found 0",
+            p.display()
+        )
+    );
+    w.write_user("checkpoints:\n  kept: 3\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: unknown key \"checkpoints.kept\" (expected one of: enabled, keep, dir)",
+            p.display()
+        )
+    );
+    w.write_user("checkpoints: sometimes\n");
+    let e = w.error();
+    assert!(
+        e.starts_with(&format!("{}: checkpoints", p.display())),
+        "{e}"
+    );
 }

@@ -34,6 +34,50 @@ pub struct SessionData {
     pub compactions: Vec<Compaction>,
     #[serde(default)]
     pub errors: Vec<TurnError>,
+    /// Checkpoints of the project's files around the turns, for `/undo`,
+    /// `/redo` and `/diff`. Absent in older files and when none was taken.
+    #[serde(default, skip_serializing_if = "CheckpointLog::is_empty")]
+    pub checkpoints: CheckpointLog,
+}
+
+/// The checkpoints a session took of its project's files. Ids are opaque
+/// here (git tree ids, written by mm-agent through mm-checkpoint).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointLog {
+    /// The state before the session's first checkpointed turn: what
+    /// `/diff` compares with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+    /// Turns that changed files and can be undone, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub done: Vec<TurnCheckpoint>,
+    /// Turns undone that can be redone, the next one to redo last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undone: Vec<TurnCheckpoint>,
+}
+
+impl CheckpointLog {
+    /// Nothing recorded (the field is then left out of the file).
+    pub fn is_empty(&self) -> bool {
+        self.start.is_none() && self.done.is_empty() && self.undone.is_empty()
+    }
+}
+
+/// The checkpoints around one turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnCheckpoint {
+    /// The files before the turn's first call that could change them.
+    pub before: String,
+    /// The files when the turn ended; `None` while it runs, or when mm
+    /// stopped before the turn ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    /// The turn's question, shortened like a title (for the undo line).
+    pub question: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub at: OffsetDateTime,
 }
 
 /// A compaction of the history (context-compression.md step 4).
@@ -71,6 +115,7 @@ impl SessionData {
             messages: Vec::new(),
             compactions: Vec::new(),
             errors: Vec::new(),
+            checkpoints: CheckpointLog::default(),
         }
     }
 

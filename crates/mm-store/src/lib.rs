@@ -13,7 +13,9 @@ mod project;
 mod redact;
 mod store;
 
-pub use data::{Compaction, SessionData, TurnError, VERSION, title_from};
+pub use data::{
+    CheckpointLog, Compaction, SessionData, TurnCheckpoint, TurnError, VERSION, title_from,
+};
 pub use error::StoreError;
 pub use project::project_folder_name;
 pub use redact::REDACTED;

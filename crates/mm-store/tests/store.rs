@@ -442,3 +442,47 @@ fn titles_come_from_the_first_question() {
     s.save().unwrap();
     assert_eq!(s.data.title, title_from(&long));
 }
+
+#[test]
+fn checkpoint_ids_round_trip_and_older_files_without_them_load() {
+    use mm_store::{CheckpointLog, TurnCheckpoint};
+    let (_tmp, project, root) = setup();
+    let store = Store::new(root);
+    let mut s = store.create(&project, "qwen3:8b").unwrap();
+    s.data.messages = history();
+    s.save().unwrap();
+    let id = s.id().to_string();
+    let path = s.path().to_path_buf();
+    let raw: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert!(raw.get("checkpoints").is_none(), "no field while empty");
+
+    let turn = |before: &str, after: Option<&str>| TurnCheckpoint {
+        before: before.into(),
+        after: after.map(Into::into),
+        question: "fix the parser".into(),
+        at: time::OffsetDateTime::now_utc()
+            .replace_nanosecond(0)
+            .unwrap(),
+    };
+    s.data.checkpoints = CheckpointLog {
+        start: Some("a".repeat(40)),
+        done: vec![turn(&"a".repeat(40), Some(&"b".repeat(40)))],
+        undone: vec![turn(&"b".repeat(40), None)],
+    };
+    s.save().unwrap();
+    let saved = s.data.checkpoints.clone();
+    drop(s);
+    let raw: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert_eq!(raw["checkpoints"]["done"][0]["after"], "b".repeat(40));
+    assert!(raw["checkpoints"]["undone"][0].get("after").is_none());
+    assert_eq!(store.open(&project, &id).unwrap().data.checkpoints, saved);
+
+    // A file written before checkpoints existed: the same shape without
+    // the field.
+    let mut old = raw.clone();
+    old.as_object_mut().unwrap().remove("checkpoints");
+    fs::write(&path, serde_json::to_vec(&old).unwrap()).unwrap();
+    let reopened = store.open(&project, &id).unwrap();
+    assert!(reopened.data.checkpoints.is_empty());
+    assert_eq!(reopened.data.messages, history());
+}

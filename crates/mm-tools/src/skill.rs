@@ -90,6 +90,10 @@ impl Tool for ReadSkill {
         }
     }
 
+    fn may_change_files(&self) -> bool {
+        false
+    }
+
     /// `📖 read_skill: <name>` with the base name that is looked up, kind
     /// `read`.
     fn describe(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Described {

@@ -194,6 +194,14 @@ impl Described {
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
 
+    /// Whether a call may change files (the agent takes a checkpoint of the
+    /// project before the first such call of a turn, for `/undo`). True
+    /// unless the tool only reads: a tool mm cannot see into may change
+    /// anything.
+    fn may_change_files(&self) -> bool {
+        true
+    }
+
     /// Title, kind and locations of a call from its raw arguments (which
     /// may be incomplete or not even an object), so that a call refused
     /// before it has a plan is still shown as what it is. The default is

@@ -114,6 +114,14 @@ impl Toolbox {
         self.tools.iter().map(|(n, _)| n.clone()).collect()
     }
 
+    /// Whether a call of `name` may change files; false for a name no
+    /// tool has (such a call does not run).
+    pub fn may_change_files(&self, name: &str) -> bool {
+        self.tools
+            .iter()
+            .any(|(n, t)| n == name && t.may_change_files())
+    }
+
     /// `/new`: forget the repeats seen so far (`/compact` does not).
     pub fn reset_detector(&self) {
         self.detector().reset();

@@ -102,6 +102,10 @@ impl Tool for ReadFile {
         }
     }
 
+    fn may_change_files(&self) -> bool {
+        false
+    }
+
     /// The path, kind `read`, the absolute path as location.
     fn describe(&self, args: &serde_json::Value, ctx: &ToolContext) -> Described {
         describe_path(NAME, ToolKind::Read, args, ctx)
