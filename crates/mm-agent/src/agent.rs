@@ -14,8 +14,9 @@ use mm_tools::{CallOutcome, PermissionMode, Permissions, ToolContext, Toolbox};
 use mm_ui::{Counters, Event, Sink, TurnOutcome};
 use tokio_util::sync::CancellationToken;
 
+use crate::checkpoint::{Direction, Rewind, RewindError, Rewinder};
 use crate::commands::{Call, Command, Commands, Front, Outcome, Run};
-use crate::{compact, history, mention, prompt, tools};
+use crate::{checkpoint, compact, history, mention, prompt, tools};
 
 /// The result every call that is stopped before it ran receives
 /// (decisions.md 5), so the next request is valid for every provider.
@@ -73,6 +74,8 @@ pub struct Agent {
     ratio: Option<f64>,
     last_answer: String,
     commands: Commands,
+    /// Checkpoints of the project's files around each turn (undo, redo).
+    rewinder: Rewinder,
 }
 
 impl Agent {
@@ -121,6 +124,7 @@ impl Agent {
             ratio: None,
             last_answer: String::new(),
             commands: Commands::builtin(),
+            rewinder: Rewinder::new(&config.checkpoints, cwd),
             config,
         })
     }
@@ -258,6 +262,7 @@ impl Agent {
         if self.session.is_none() {
             let mut session = store.create(&self.cwd, &self.model())?;
             session.data.messages = self.history.clone();
+            session.data.checkpoints = self.rewinder.log.clone();
             session.save()?;
             self.session = Some(session);
         }
@@ -272,8 +277,10 @@ impl Agent {
         self.last_answer.clear();
         self.ratio = None;
         self.toolbox.reset_detector();
+        self.rewinder.clear();
         if let Some(session) = self.session.as_mut() {
             session.data.messages.clear();
+            session.data.checkpoints = self.rewinder.log.clone();
             if let Err(e) = session.save() {
                 tracing::warn!("session not saved: {e}");
             }
@@ -299,6 +306,7 @@ impl Agent {
     pub fn new_session(&mut self) {
         self.history.clear();
         self.session = None;
+        self.rewinder.clear();
         self.last_answer.clear();
         self.ratio = None;
         self.toolbox.reset_detector();
@@ -345,6 +353,7 @@ impl Agent {
                 _ => None,
             })
             .unwrap_or_default();
+        self.rewinder.log = session.data.checkpoints.clone();
         self.session = Some(session);
         Ok(id)
     }
@@ -365,6 +374,33 @@ impl Agent {
         Ok(())
     }
 
+    /// `/undo` (or `/redo`): bring the files the last turn changed back to
+    /// where they were before it (or forward again). Files changed after
+    /// the turn are not overwritten unless `force`: they come back as
+    /// [`Rewind::Conflicts`] and nothing is written. When files were
+    /// restored the history gets one line saying so, for the model.
+    pub async fn rewind(
+        &mut self,
+        direction: Direction,
+        force: bool,
+        sink: &Arc<dyn Sink>,
+    ) -> Result<Rewind, RewindError> {
+        let outcome = self.rewinder.rewind(direction, force).await?;
+        if let Rewind::Done { question, changes } = &outcome {
+            self.history.push(Message::user(checkpoint::history_line(
+                direction, question, changes,
+            )));
+            self.save(sink);
+        }
+        Ok(outcome)
+    }
+
+    /// `/diff`: a unified diff (no colour) of the project's files since the
+    /// session's first checkpoint; empty when nothing changed.
+    pub async fn diff(&mut self) -> Result<String, RewindError> {
+        self.rewinder.diff().await
+    }
+
     /// Ask one question: the whole turn, tool calls included, with events
     /// sent to `sink`. The history is kept whatever happens; only a question
     /// that got no answer at all is dropped.
@@ -374,6 +410,7 @@ impl Agent {
         sink: Arc<dyn Sink>,
         cancel: CancellationToken,
     ) -> TurnReport {
+        self.rewinder.start_turn(question);
         let question = mention::expand(question, &self.cwd);
         self.history.push(Message::user(question.clone()));
         let mut counters = Counters::default();
@@ -386,6 +423,9 @@ impl Agent {
         {
             // Nothing at all answered it: drop it (architecture.md).
             self.history.pop();
+        }
+        if let Some(text) = self.rewinder.after_turn().await {
+            sink.event(Event::Notice { text });
         }
         if let TurnOutcome::Failed(text) = &outcome {
             sink.event(Event::Error { text: text.clone() });
@@ -500,6 +540,11 @@ impl Agent {
                 if cancel.is_cancelled() {
                     self.close_calls(&calls, i);
                     return TurnOutcome::Cancelled;
+                }
+                if self.toolbox.may_change_files(&call.name)
+                    && let Some(text) = self.rewinder.before_change().await
+                {
+                    sink.event(Event::Notice { text });
                 }
                 let outcome = self
                     .toolbox
@@ -711,6 +756,7 @@ impl Agent {
         }
         if let Some(session) = self.session.as_mut() {
             session.data.messages = self.history.clone();
+            session.data.checkpoints = self.rewinder.log.clone();
             if let Err(e) = session.save() {
                 sink.event(Event::Error {
                     text: format!("session not saved: {e}"),

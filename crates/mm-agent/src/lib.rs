@@ -6,6 +6,7 @@
 //! It never prints: everything a user sees travels as an event.
 
 pub mod agent;
+pub mod checkpoint;
 pub mod commands;
 pub mod compact;
 pub mod history;

@@ -25,6 +25,8 @@ pub fn config(url: &str, dir: &Path) -> Config {
         ..Config::default()
     };
     c.sessions.dir = dir.join("sessions");
+    // Checkpoints of folders outside git stay in the test's folder too.
+    c.checkpoints.dir = dir.join("checkpoints");
     // Tests of the loop do not depend on which language servers the
     // machine has; the lsp tool has its own tests.
     c.lsp.servers.clear();
