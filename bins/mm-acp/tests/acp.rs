@@ -109,7 +109,7 @@ async fn a_new_session_offers_the_editor_commands() {
             .iter()
             .map(|c| c["name"].as_str().unwrap().to_string())
             .collect();
-        assert_eq!(names, ["new", "compact"]);
+        assert_eq!(names, ["new", "compact", "undo", "redo", "diff"]);
         assert!(!id.0.is_empty());
 
         // A session/new that breaks the schema (no mcpServers) is -32602.
@@ -776,7 +776,7 @@ async fn slash_commands_of_the_editor_slice_run_without_the_model() {
         );
         assert_eq!(
             chunks(&ctx.drain(), "agent_message_chunk"),
-            "unknown command /copy; the commands here are /new, /compact"
+            "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff"
         );
         assert_eq!(
             ctx.prompt(&id, "/new").await.stop_reason,
@@ -1224,4 +1224,81 @@ async fn cancel_stops_the_stream_and_a_waiting_prompt() {
     })
     .await;
     assert_eq!(mock.requests().len(), 1);
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_WORK_TREE")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("HOME", dir)
+        .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn undo_redo_and_diff_run_from_a_prompt() {
+    let mock = MockServer::start(vec![
+        Reply::tool_call(
+            "c1",
+            "edit_file",
+            json!({"path": "a.txt", "edits": [{"old": "a\n", "new": "a edited\n"}]}).to_string(),
+        ),
+        Reply::tool_call("c2", "bash", r#"{"command":"rm b.txt; echo x > c.txt"}"#),
+        Reply::text("Done."),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    let project = env.project.clone();
+    std::fs::write(project.join("a.txt"), "a\n").unwrap();
+    std::fs::write(project.join("b.txt"), "b\n").unwrap();
+    git(&project, &["init", "-q"]);
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    let status = git(&project, &["status", "--porcelain"]);
+    let index = std::fs::read(project.join(".git/index")).unwrap();
+    let read = |name: &str| std::fs::read_to_string(project.join(name)).ok();
+    run(&env, vec!["allow_once", "allow_once"], async |mut ctx| {
+        let id = ctx.start().await;
+        let response = ctx.prompt(&id, "edit a, remove b, make c").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        ctx.drain();
+        assert_eq!(read("c.txt").as_deref(), Some("x\n"));
+
+        ctx.prompt(&id, "/diff").await;
+        let diff = chunks(&ctx.drain(), "agent_message_chunk");
+        assert!(
+            diff.starts_with("```diff\ndiff --git a/a.txt b/a.txt\n"),
+            "{diff}"
+        );
+        assert!(diff.contains("-a\n+a edited\n"), "{diff}");
+        assert!(diff.ends_with("+x\n```"), "{diff}");
+
+        let response = ctx.prompt(&id, "/undo").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        assert_eq!(
+            chunks(&ctx.drain(), "agent_message_chunk"),
+            "undid \"edit a, remove b, make c\": a.txt restored, b.txt recreated, c.txt removed"
+        );
+        assert_eq!(read("a.txt").as_deref(), Some("a\n"));
+        assert_eq!(read("b.txt").as_deref(), Some("b\n"));
+        assert_eq!(read("c.txt"), None);
+        assert_eq!(git(&project, &["status", "--porcelain"]), status);
+        assert_eq!(std::fs::read(project.join(".git/index")).unwrap(), index);
+
+        ctx.prompt(&id, "/redo").await;
+        let said = chunks(&ctx.drain(), "agent_message_chunk");
+        assert!(said.starts_with("redid "), "{said}");
+        assert_eq!(read("a.txt").as_deref(), Some("a edited\n"));
+        assert_eq!(read("b.txt"), None);
+    })
+    .await;
+    assert_eq!(mock.requests().len(), 3, "the commands asked no model");
 }

@@ -15,6 +15,9 @@
 //!   completion_tokens}`.
 //!
 //! `outcome` is always a string, so a script can compare it directly.
+//!
+//! A command run as the question (`-p /undo`) prints one line instead:
+//! `command` `{name, ok: true|false, text}`.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};

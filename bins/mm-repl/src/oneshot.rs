@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use mm_agent::Agent;
+use mm_agent::commands::{Command, Front, Outcome, Parsed};
 use mm_ui::{Sink, TurnOutcome};
 use tokio_util::sync::CancellationToken;
 
@@ -29,13 +30,82 @@ pub fn exit_code(outcome: &TurnOutcome) -> u8 {
     }
 }
 
-/// Ask `question`, print the turn, return the exit code.
+/// Ask `question`, print the turn, return the exit code. A question that
+/// names a command run in one-shot mode (`/undo`) runs that command
+/// instead; other commands are sent as text.
 pub async fn run(
     agent: &mut Agent,
     question: &str,
     format: OutputFormat,
     show_thinking: bool,
 ) -> u8 {
+    let commands = agent.commands().clone();
+    let mut asked = question.to_string();
+    if let Parsed::Command { command, argument } = commands.parse(question, Front::Repl)
+        && command.runs_in_one_shot()
+    {
+        match run_command(agent, command, argument, format).await {
+            Ok(code) => return code,
+            Err(question) => asked = question,
+        }
+    }
+    ask(agent, &asked, format, show_thinking).await
+}
+
+/// Run a one-shot command: its reply on stdout (errors on stderr), or one
+/// `command` JSON line; exit 0 unless it failed. `Err(question)` when the
+/// command asks the model instead.
+async fn run_command(
+    agent: &mut Agent,
+    command: &Command,
+    argument: &str,
+    format: OutputFormat,
+) -> Result<u8, String> {
+    let controls = Arc::new(Controls::default());
+    let sink: Arc<dyn Sink> = match format {
+        OutputFormat::Text => Arc::new(TermSink::new(
+            Layout::OneShot,
+            TermOptions {
+                show_thinking: false,
+            },
+            controls,
+        )),
+        OutputFormat::Json => Arc::new(JsonSink::new(controls)),
+    };
+    let outcome = agent
+        .run_command(
+            command,
+            argument,
+            Front::Repl,
+            sink.clone(),
+            CancellationToken::new(),
+        )
+        .await;
+    if let Outcome::Ask(question) = outcome {
+        return Err(question);
+    }
+    agent.shutdown().await;
+    let (ok, text) = match &outcome {
+        Outcome::Error(text) => (false, text.clone()),
+        other => (true, other.text().unwrap_or_default()),
+    };
+    match format {
+        OutputFormat::Text if ok => println!("{text}"),
+        OutputFormat::Text => eprintln!("error: {text}"),
+        OutputFormat::Json => {
+            JsonSink::new(Arc::new(Controls::default())).line(&serde_json::json!({
+                "type": "command",
+                "name": command.name(),
+                "ok": ok,
+                "text": text,
+            }))
+        }
+    }
+    Ok(if ok { 0 } else { EXIT_FAILED })
+}
+
+/// Ask `question` as one turn.
+async fn ask(agent: &mut Agent, question: &str, format: OutputFormat, show_thinking: bool) -> u8 {
     let controls = Arc::new(Controls::default());
     let cancel = CancellationToken::new();
     // With a terminal on stdin, Escape/Ctrl-C and a/s/r work as in the

@@ -243,6 +243,7 @@ impl Repl {
                 );
             }
             Outcome::Copy(text) => self.show(commands::copy(&text)),
+            Outcome::Diff(diff) => self.sink.diff(&diff),
             Outcome::Done | Outcome::Ask(_) | Outcome::Quit => {}
         }
     }

@@ -177,6 +177,13 @@ impl TermSink {
         s.screen.write(Target::Info, &format!("{text}\n"));
     }
 
+    /// Print a unified diff outside a turn (`/diff`), coloured by line.
+    pub fn diff(&self, diff: &str) {
+        let mut s = self.lock();
+        s.screen.ensure_line_start(Target::Info);
+        show_diff(&mut s.screen, diff, "");
+    }
+
     /// Print a dimmed line outside a turn.
     pub fn say_dim(&self, text: &str) {
         let mut s = self.lock();
@@ -303,7 +310,7 @@ impl TermSink {
                 return Decision::Reject;
             }
             if let Some(change) = &info.change {
-                show_diff(&mut st.screen, &change.diff);
+                show_diff(&mut st.screen, &change.diff, INDENT);
             }
             st.screen
                 .write_styled(Target::Info, Style::Yellow, PERMISSION_PROMPT);
@@ -341,20 +348,22 @@ fn error(screen: &mut Screen, text: &str) {
     screen.write(Target::Alert, "\n");
 }
 
-fn show_diff(screen: &mut Screen, diff: &str) {
+/// A unified diff, coloured by line, each line after `indent`.
+fn show_diff(screen: &mut Screen, diff: &str, indent: &str) {
     for line in diff.lines() {
-        let style = if line.starts_with("+++") || line.starts_with("---") {
-            Style::Bold
-        } else if line.starts_with('+') {
-            Style::Green
-        } else if line.starts_with('-') {
-            Style::Red
-        } else if line.starts_with("@@") {
-            Style::Cyan
-        } else {
-            Style::Dim
-        };
-        screen.write_styled(Target::Info, style, &format!("{INDENT}{line}"));
+        let style =
+            if line.starts_with("+++") || line.starts_with("---") || line.starts_with("diff ") {
+                Style::Bold
+            } else if line.starts_with('+') {
+                Style::Green
+            } else if line.starts_with('-') {
+                Style::Red
+            } else if line.starts_with("@@") {
+                Style::Cyan
+            } else {
+                Style::Dim
+            };
+        screen.write_styled(Target::Info, style, &format!("{indent}{line}"));
         screen.write(Target::Info, "\n");
     }
 }

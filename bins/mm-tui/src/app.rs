@@ -598,6 +598,10 @@ impl App {
             Outcome::List(rows) => self.notice(rows.join("\n")),
             Outcome::Help(text) => self.notice(format!("{text}\n\n{KEYS_HELP}")),
             Outcome::Copy(text) => self.show(commands::copy(&text)),
+            Outcome::Diff(diff) => {
+                self.shared
+                    .update(|t| t.push(EntryKind::Diff(diff.trim_end().to_string())));
+            }
             Outcome::Ask(question) => {
                 if self.busy() {
                     self.queued = Some(question);

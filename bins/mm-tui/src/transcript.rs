@@ -53,6 +53,8 @@ pub enum EntryKind {
     Notice(String),
     /// A failure the user must see.
     Error(String),
+    /// A unified diff (`/diff`), coloured by line.
+    Diff(String),
     /// The counters after a turn.
     Recap(String),
 }

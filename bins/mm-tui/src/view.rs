@@ -366,6 +366,13 @@ pub fn entry_rows(
                 rows.extend(wrap::wrap(&line, width, 2, Mode::Word));
             }
         }
+        EntryKind::Diff(diff) => {
+            for line in wrap::sanitize(diff).split('\n') {
+                let style = diff_style(line);
+                let line = Line::from(Span::styled(line.to_string(), style));
+                rows.extend(wrap::wrap(&line, width, 0, Mode::Glyph));
+            }
+        }
         EntryKind::Recap(text) => {
             rows.push(Line::from(Span::styled(wrap::truncate(text, width), dim())));
         }
@@ -375,6 +382,21 @@ pub fn entry_rows(
         head.style = head.style.add_modifier(Modifier::REVERSED);
     }
     rows
+}
+
+/// The colour of one line of a unified diff.
+fn diff_style(line: &str) -> Style {
+    if line.starts_with("+++") || line.starts_with("---") || line.starts_with("diff ") {
+        Style::default().add_modifier(Modifier::BOLD)
+    } else if line.starts_with('+') {
+        Style::default().fg(Color::Green)
+    } else if line.starts_with('-') {
+        Style::default().fg(Color::Red)
+    } else if line.starts_with("@@") {
+        Style::default().fg(Color::Cyan)
+    } else {
+        Style::default()
+    }
 }
 
 /// `1.5s`, `12s`, `2m05s`.

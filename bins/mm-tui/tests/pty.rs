@@ -328,3 +328,93 @@ fn sigterm_exits_143_and_the_log_is_a_file() {
     assert!(log.contains("starting"), "{log}");
     assert!(!win.screen().contains("INFO"), "{}", win.screen());
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_WORK_TREE")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("HOME", dir)
+        .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The row of the screen that shows `needle`, with the colour of its
+/// first cell.
+fn colour_of(win: &Window, needle: &str) -> vt100::Color {
+    let parser = win.parser.lock().unwrap();
+    let screen = parser.screen();
+    for row in 0..ROWS {
+        let text = screen.contents_between(row, 0, row, COLS);
+        if let Some(col) = text.find(needle) {
+            let col = text[..col].chars().count() as u16;
+            return screen.cell(row, col).unwrap().fgcolor();
+        }
+    }
+    panic!("no {needle:?} on the screen:\n{}", screen.contents());
+}
+
+#[test]
+fn undo_redo_and_a_coloured_diff_in_the_window() {
+    let w = World::new(vec![
+        Reply::tool_call(
+            "c1",
+            "edit_file",
+            serde_json::json!({"path": "a.txt", "edits": [{"old": "a\n", "new": "a edited\n"}]})
+                .to_string(),
+        ),
+        bash("c2", "rm b.txt; echo x > c.txt"),
+        Reply::text("All three done."),
+    ]);
+    std::fs::write(w.cwd.join("a.txt"), "a\n").unwrap();
+    std::fs::write(w.cwd.join("b.txt"), "b\n").unwrap();
+    git(&w.cwd, &["init", "-q"]);
+    git(&w.cwd, &["add", "-A"]);
+    git(&w.cwd, &["commit", "-q", "-m", "start"]);
+    let status = git(&w.cwd, &["status", "--porcelain"]);
+    let index = std::fs::read(w.cwd.join(".git/index")).unwrap();
+    let read = |name: &str| std::fs::read_to_string(w.cwd.join(name)).ok();
+
+    let mut win = w.spawn();
+    win.wait_for("0/0 tokens");
+    win.type_line("edit a, remove b, make c");
+    win.wait_for("[a] allow once");
+    win.send("a");
+    win.wait_for("‣ bash  rm b.txt");
+    win.wait_for("[a] allow once");
+    win.send("a");
+    win.wait_for("All three done.");
+    // The turn is over once its recap is in (after its last checkpoint).
+    win.wait_for("⚙ 1 command(s)");
+    assert_eq!(read("c.txt").as_deref(), Some("x\n"));
+
+    win.type_line("/diff");
+    win.wait_for("+a edited");
+    assert_eq!(colour_of(&win, "+a edited"), vt100::Color::Idx(2), "green");
+    assert_eq!(colour_of(&win, "-a"), vt100::Color::Idx(1), "red");
+
+    // The picker completes a command that takes an argument (`/undo
+    // [force]`) on the first Enter; the second runs it.
+    win.type_line("/undo");
+    win.type_line("");
+    win.wait_for("a.txt restored, b.txt recreated, c.txt removed");
+    assert_eq!(read("a.txt").as_deref(), Some("a\n"));
+    assert_eq!(read("b.txt").as_deref(), Some("b\n"));
+    assert_eq!(read("c.txt"), None);
+    assert_eq!(git(&w.cwd, &["status", "--porcelain"]), status);
+    assert_eq!(std::fs::read(w.cwd.join(".git/index")).unwrap(), index);
+
+    win.type_line("/redo");
+    win.type_line("");
+    win.wait_for("redid \"edit a, remove b, make c\"");
+    assert_eq!(read("a.txt").as_deref(), Some("a edited\n"));
+    assert_eq!(read("b.txt"), None);
+    let (status, _) = win.quit();
+    assert!(status.success());
+}

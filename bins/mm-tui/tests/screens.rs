@@ -257,10 +257,17 @@ fn picker() {
     let table = mm_agent::commands::Commands::builtin();
     ui.popup = popup::picker_for("/", &table);
     let s = screen(&t, &mut ui);
+    // The list scrolls with the selection: every command comes into view.
+    let mut seen = s.clone();
+    let count = ui.popup.as_ref().unwrap().items.len();
+    for _ in 1..count {
+        ui.popup.as_mut().unwrap().down();
+        seen.push_str(&screen(&t, &mut ui));
+    }
     for c in mm_agent::commands::for_front(mm_agent::commands::Front::Window) {
         assert!(
-            s.contains(&format!("/{}", c.name())),
-            "/{} missing: {s}",
+            seen.contains(&format!("/{}", c.name())),
+            "/{} missing: {seen}",
             c.name()
         );
     }

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Argument, Call, Command, Commands, Front, Outcome, Run, TERMINAL};
 use crate::Agent;
+use crate::checkpoint::{self, Direction, Rewind};
 
 /// The built-in rows, in the order `/help` lists them.
 pub(super) fn table() -> Vec<Command> {
@@ -24,6 +25,24 @@ pub(super) fn table() -> Vec<Command> {
             Run::Task(compact),
         )
         .with_argument(Argument::Optional("[focus]".into())),
+        Command::new(
+            "undo",
+            "Undo the last turn's changes to files (force: even over files changed since)",
+            Run::Task(undo),
+        )
+        .with_argument(Argument::Optional("[force]".into()))
+        .in_one_shot(),
+        Command::new(
+            "redo",
+            "Redo the changes to files of the turn undone last",
+            Run::Task(redo),
+        )
+        .with_argument(Argument::Optional("[force]".into())),
+        Command::new(
+            "diff",
+            "Show how the files differ from the start of the session",
+            Run::Task(diff),
+        ),
         Command::new(
             "copy",
             "Copy the last answer to the clipboard",
@@ -84,6 +103,82 @@ fn compact<'a>(
     Box::pin(async move {
         match agent.compact(call.argument(), sink, cancel).await {
             Ok(()) => Outcome::Done,
+            Err(e) => Outcome::Error(e.to_string()),
+        }
+    })
+}
+
+fn undo<'a>(
+    agent: &'a mut Agent,
+    call: Call<'a>,
+    sink: Arc<dyn Sink>,
+    _cancel: CancellationToken,
+) -> BoxFuture<'a, Outcome> {
+    Box::pin(rewind(agent, call, sink, Direction::Undo))
+}
+
+fn redo<'a>(
+    agent: &'a mut Agent,
+    call: Call<'a>,
+    sink: Arc<dyn Sink>,
+    _cancel: CancellationToken,
+) -> BoxFuture<'a, Outcome> {
+    Box::pin(rewind(agent, call, sink, Direction::Redo))
+}
+
+/// `/undo [force]` and `/redo [force]`. Not cancellable: a restore stopped
+/// half-way would leave the files in neither state.
+async fn rewind(agent: &mut Agent, call: Call<'_>, sink: Arc<dyn Sink>, way: Direction) -> Outcome {
+    let name = way.name();
+    let force = match call.argument() {
+        None => false,
+        Some("force") => true,
+        Some(_) => return Outcome::Error(format!("usage: /{name} [force]")),
+    };
+    match agent.rewind(way, force, &sink).await {
+        Ok(Rewind::Done { question, changes }) => {
+            let did = match way {
+                Direction::Undo => "undid",
+                Direction::Redo => "redid",
+            };
+            if changes.is_empty() {
+                Outcome::Say(format!(
+                    "{did} \"{question}\" (the files were already in that state)"
+                ))
+            } else {
+                Outcome::Say(format!(
+                    "{did} \"{question}\": {}",
+                    checkpoint::files_line(way, &changes)
+                ))
+            }
+        }
+        Ok(Rewind::Conflicts(paths)) => {
+            let since = match way {
+                Direction::Undo => "the turn",
+                Direction::Redo => "the undo",
+            };
+            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            Outcome::Error(format!(
+                "not {name}ne: changed since {since}: {}; /{name} force overwrites them",
+                names.join(", ")
+            ))
+        }
+        Err(e) => Outcome::Error(e.to_string()),
+    }
+}
+
+fn diff<'a>(
+    agent: &'a mut Agent,
+    _call: Call<'a>,
+    _sink: Arc<dyn Sink>,
+    _cancel: CancellationToken,
+) -> BoxFuture<'a, Outcome> {
+    Box::pin(async move {
+        match agent.diff().await {
+            Ok(diff) if diff.is_empty() => {
+                Outcome::Say("no file differs from the start of the session".into())
+            }
+            Ok(diff) => Outcome::Diff(diff),
             Err(e) => Outcome::Error(e.to_string()),
         }
     })

@@ -114,6 +114,9 @@ pub enum Outcome {
     /// The conversation is now a saved one: show the agent's history again
     /// in place of what is shown, then say this.
     Resumed(String),
+    /// A unified diff (`/diff`), without colour: a terminal colours it, an
+    /// editor shows it as a diff block.
+    Diff(String),
     /// Leave mm.
     Quit,
 }
@@ -130,9 +133,19 @@ impl Outcome {
             | Outcome::Resumed(t)
             | Outcome::Copy(t) => Some(t.clone()),
             Outcome::List(rows) => Some(rows.join("\n")),
+            Outcome::Diff(diff) => Some(fenced("diff", diff)),
             Outcome::Done | Outcome::Quit | Outcome::Ask(_) => None,
         }
     }
+}
+
+/// `text` in a Markdown code block of `language`, fenced with more
+/// backticks than any run inside it.
+fn fenced(language: &str, text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let newline = if text.ends_with('\n') { "" } else { "\n" };
+    format!("{fence}{language}\n{text}{newline}{fence}")
 }
 
 /// One slash command.
@@ -143,6 +156,7 @@ pub struct Command {
     argument: Argument,
     fronts: Cow<'static, [Front]>,
     run: Run,
+    one_shot: bool,
 }
 
 impl Command {
@@ -159,7 +173,20 @@ impl Command {
             argument: Argument::None,
             fronts: Cow::Borrowed(ALL),
             run,
+            one_shot: false,
         }
+    }
+
+    /// Run it when it is the one-shot question (`mm-repl -p "/name"`);
+    /// other commands given that way are sent to the model as text.
+    pub fn in_one_shot(mut self) -> Command {
+        self.one_shot = true;
+        self
+    }
+
+    /// True when `mm-repl -p "/name"` runs it.
+    pub fn runs_in_one_shot(&self) -> bool {
+        self.one_shot
     }
 
     /// What it takes after its name.
@@ -262,6 +289,7 @@ impl PartialEq for Command {
             && self.description == other.description
             && self.argument == other.argument
             && self.fronts == other.fronts
+            && self.one_shot == other.one_shot
     }
 }
 
@@ -390,9 +418,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn editor_slice_is_new_and_compact() {
+    fn editor_slice_is_new_compact_and_the_checkpoint_commands() {
         let names: Vec<_> = for_front(Front::Editor).map(|c| c.name()).collect();
-        assert_eq!(names, ["new", "compact"]);
+        assert_eq!(names, ["new", "compact", "undo", "redo", "diff"]);
     }
 
     #[test]
@@ -472,7 +500,10 @@ mod tests {
         );
         assert_eq!(
             table.unknown("copy", Front::Editor),
-            Outcome::Error("unknown command /copy; the commands here are /new, /compact".into())
+            Outcome::Error(
+                "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff"
+                    .into()
+            )
         );
     }
 }
