@@ -1265,8 +1265,10 @@ async fn undo_redo_and_diff_run_from_a_prompt() {
     let status = git(&project, &["status", "--porcelain"]);
     let index = std::fs::read(project.join(".git/index")).unwrap();
     let read = |name: &str| std::fs::read_to_string(project.join(name)).ok();
+    let first_id = std::sync::Mutex::new(None);
     run(&env, vec!["allow_once", "allow_once"], async |mut ctx| {
         let id = ctx.start().await;
+        *first_id.lock().unwrap() = Some(id.clone());
         let response = ctx.prompt(&id, "edit a, remove b, make c").await;
         assert_eq!(response.stop_reason, StopReason::EndTurn);
         ctx.drain();
@@ -1298,6 +1300,28 @@ async fn undo_redo_and_diff_run_from_a_prompt() {
         assert!(said.starts_with("redid "), "{said}");
         assert_eq!(read("a.txt").as_deref(), Some("a edited\n"));
         assert_eq!(read("b.txt"), None);
+    })
+    .await;
+    // The checkpoints are in the session file: another process loads the
+    // session and undoes the turn again.
+    let id = first_id.lock().unwrap().clone().unwrap();
+    run(&env, vec![], async |mut ctx| {
+        ctx.initialize().await;
+        ctx.cx
+            .send_request(LoadSessionRequest::new(id.clone(), ctx.project.clone()))
+            .block_task()
+            .await
+            .unwrap();
+        ctx.drain();
+        let response = ctx.prompt(&id, "/undo").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        let said = chunks(&ctx.drain(), "agent_message_chunk");
+        assert!(said.starts_with("undid "), "{said}");
+        assert_eq!(read("a.txt").as_deref(), Some("a\n"));
+        assert_eq!(read("b.txt").as_deref(), Some("b\n"));
+        assert_eq!(read("c.txt"), None);
+        assert_eq!(git(&project, &["status", "--porcelain"]), status);
+        assert_eq!(std::fs::read(project.join(".git/index")).unwrap(), index);
     })
     .await;
     assert_eq!(mock.requests().len(), 3, "the commands asked no model");
