@@ -169,6 +169,41 @@ async fn rate_limited_then_answered_after_retry_after() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_the_server_asks_for_is_said_and_a_long_one_refused() {
+    let sb = Sandbox::new(CONFIG).unwrap();
+    let server = MockServer::start(vec![
+        Reply::retry_after(429, 1, "slow down"),
+        Reply::text("hello"),
+        Reply::retry_after(429, 100_000, "slow down"),
+        Reply::text("never asked for"),
+    ])
+    .await
+    .unwrap();
+    let done = run(&sb, &base(&server), &["-p", "hi"]).await;
+    assert_ok(&done);
+    assert!(
+        done.stderr_lines().contains(
+            &"the model server answered 429: slow down; retrying in 1s, as the server asks \
+              (Retry-After)"
+        ),
+        "{}",
+        done.describe()
+    );
+    // 27 hours asked: the turn fails at once with that text.
+    let done = run(&sb, &base(&server), &["-p", "again"]).await;
+    assert_failed(&done);
+    assert!(done.wall < Duration::from_secs(20), "{:?}", done.wall);
+    let line = error_line(&done);
+    assert!(
+        line.contains(
+            "asks to wait 100000s before a retry (Retry-After), longer than maxRetryWait (60s)"
+        ),
+        "{line}"
+    );
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_errors_exhaust_the_retries_and_show_the_body() {
     let sb = Sandbox::new(CONFIG).unwrap();
     let server = MockServer::start(vec![
@@ -547,6 +582,33 @@ async fn every_kind_of_config_error_is_one_clear_line() {
             user: "maxOutput: 100\n",
             project: None,
             words: &["maxOutput", "200"],
+        },
+        BadConfig {
+            what: "a duration too large, from the project file",
+            user: "retries: 1\n",
+            project: Some("watchdog: 18446744073709551615\n"),
+            words: &["watchdog", "expected at most 86400"],
+        },
+        BadConfig {
+            what: "a command timeout too large",
+            user: "bashTimeout: 18446744073709551615\n",
+            project: None,
+            words: &["bashTimeout", "expected at most 604800"],
+        },
+        BadConfig {
+            what: "a count of zero",
+            user: "retries: 1\n",
+            project: Some("maxTurns: 0\n"),
+            words: &["maxTurns", "expected at least 1, found 0"],
+        },
+        BadConfig {
+            what: "a number past 64 bits is a value error, not a YAML one",
+            user: "watchdog: 99999999999999999999999\n",
+            project: None,
+            words: &[
+                "watchdog",
+                "expected at most 86400, found 99999999999999999999999",
+            ],
         },
         BadConfig {
             what: "YAML syntax",

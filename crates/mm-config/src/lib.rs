@@ -13,12 +13,14 @@ pub mod error;
 pub mod load;
 pub mod print;
 pub mod provider;
+pub mod ranges;
 pub mod settings;
 
 #[cfg(feature = "cli")]
 pub use cli::{SessionFlags, SettingsFlags};
 pub use dirs::{BaseDirs, config_dir, data_dir, state_dir};
 pub use error::ConfigError;
-pub use load::{KEYS, Loaded, Origin, Overrides, PROJECT_KEYS, Sources, load};
+pub use load::{KEYS, Loaded, Origin, Overrides, PROJECT_KEYS, Sources, check_file_text, load};
 pub use print::mask_url;
+pub use ranges::{RANGES, Range};
 pub use settings::*;

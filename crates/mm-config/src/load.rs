@@ -174,6 +174,7 @@ pub const KEYS: &[&str] = &[
     "watchdog",
     "retries",
     "textToolCalls",
+    "maxRetryWait",
     "maxTurns",
     "bashTool",
     "bashTimeout",
@@ -214,6 +215,7 @@ pub const PROJECT_KEYS: &[&str] = &[
     "watchdog",
     "retries",
     "textToolCalls",
+    "maxRetryWait",
     "maxTurns",
     "bashTool",
     "editTools",
@@ -263,12 +265,7 @@ pub fn load(sources: &Sources) -> Result<Loaded, ConfigError> {
     // Each file is checked alone over the defaults: a bad value is an
     // error even where a later layer would override it.
     for file in &files {
-        let origins = [Origin::Default, file.origin.clone()];
-        let config: Config = Figment::from(&default_layer)
-            .merge(file)
-            .extract()
-            .map_err(|e| from_figment(e, &origins, &file.origin))?;
-        check_values(&config, &file.origin)?;
+        check_layer(file, &default_layer)?;
     }
 
     let mut layers = vec![default_layer];
@@ -283,6 +280,16 @@ pub fn load(sources: &Sources) -> Result<Loaded, ConfigError> {
     let mut config: Config = figment
         .extract()
         .map_err(|e| from_figment(e, &all_origins, &Origin::Default))?;
+    // Files were checked alone; a variable or a flag (`--max-turns 0`) is
+    // checked here, named by where the value came from.
+    if let Some((key, problem)) = crate::ranges::first_out_of_range(&config) {
+        let at = figment
+            .find_metadata(key)
+            .and_then(|m| all_origins.iter().find(|o| o.to_string() == m.name))
+            .cloned()
+            .unwrap_or(Origin::Default);
+        return Err(bad(&at, key, problem));
+    }
     config.skills_dir = dirs.expand_tilde(&config.skills_dir);
     config.sessions.dir = dirs.expand_tilde(&config.sessions.dir);
     config.checkpoints.dir = dirs.expand_tilde(&config.checkpoints.dir);
@@ -323,6 +330,39 @@ pub fn load(sources: &Sources) -> Result<Loaded, ConfigError> {
         origins,
         api_key_set,
     })
+}
+
+/// One file's settings over the defaults, checked alone (types, ranges,
+/// the project's paths).
+fn check_layer(file: &Layer, default_layer: &Layer) -> Result<Config, ConfigError> {
+    let origins = [Origin::Default, file.origin.clone()];
+    let config: Config = Figment::from(default_layer)
+        .merge(file)
+        .extract()
+        .map_err(|e| from_figment(e, &origins, &file.origin))?;
+    check_values(&config, &file.origin)?;
+    Ok(config)
+}
+
+/// What [`load`] does with the text of one settings file found at
+/// `origin` (a project file gets its key check too), with `dirs` for the
+/// defaults: the settings it gives, or the first error. Reads nothing;
+/// the fuzz target drives it with arbitrary text.
+pub fn check_file_text(
+    origin: &Origin,
+    text: &str,
+    dirs: &BaseDirs,
+) -> Result<Config, ConfigError> {
+    let path = origin.file().map(Path::to_path_buf).unwrap_or_default();
+    let layer = Layer {
+        origin: origin.clone(),
+        dict: crate::provider::parse_yaml(origin, &path, text)?,
+    };
+    let default_layer = Layer::values(Origin::Default, Config::defaults_in(dirs))?;
+    if matches!(origin, Origin::ProjectFile(_)) {
+        check_project_keys(&layer, &default_layer, "the user's file")?;
+    }
+    check_layer(&layer, &default_layer)
 }
 
 /// `MM_MODEL`, `MM_BASE_URL`, `MM_PERMISSIONS`, read by name
@@ -444,27 +484,8 @@ fn check_values(config: &Config, at: &Origin) -> Result<(), ConfigError> {
     if let Some(url) = &config.base_url {
         check_base_url(url).map_err(|p| bad(at, "baseURL", p))?;
     }
-    if config.context_window == 0 {
-        return Err(bad(
-            at,
-            "contextWindow",
-            "expected at least 1, found 0".to_owned(),
-        ));
-    }
-    if config.bash_timeout == 0 {
-        // Every command would time out before it started.
-        return Err(bad(
-            at,
-            "bashTimeout",
-            "expected at least 1, found 0".to_owned(),
-        ));
-    }
-    if config.max_output < 200 {
-        return Err(bad(
-            at,
-            "maxOutput",
-            format!("expected at least 200, found {}", config.max_output),
-        ));
+    if let Some((key, problem)) = crate::ranges::first_out_of_range(config) {
+        return Err(bad(at, key, problem));
     }
     if config.sandbox != SandboxSetting::Off && !cfg!(target_os = "linux") {
         return Err(bad(
@@ -476,13 +497,6 @@ fn check_values(config: &Config, at: &Origin) -> Result<(), ConfigError> {
             ),
         ));
     }
-    if config.checkpoints.keep == 0 {
-        return Err(bad(
-            at,
-            "checkpoints.keep",
-            "expected at least 1, found 0".to_owned(),
-        ));
-    }
     let t = config.compact.threshold;
     if !(t > 0.0 && t <= 1.0) {
         return Err(bad(
@@ -490,19 +504,6 @@ fn check_values(config: &Config, at: &Origin) -> Result<(), ConfigError> {
             "compact.threshold",
             format!("expected a number above 0 and at most 1, found {t}"),
         ));
-    }
-    for key in ["startTimeout", "toolTimeout"] {
-        let value = match key {
-            "startTimeout" => config.mcp.start_timeout,
-            _ => config.mcp.tool_timeout,
-        };
-        if value == 0 {
-            return Err(bad(
-                at,
-                &format!("mcp.{key}"),
-                "expected at least 1, found 0".to_owned(),
-            ));
-        }
     }
     for (name, server) in &config.mcp_servers {
         check_mcp_server(name, server).map_err(|(key, p)| {

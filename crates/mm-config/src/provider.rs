@@ -56,17 +56,23 @@ impl Layer {
                 });
             }
         };
-        let dict = parse_yaml(path, &text)?;
+        let dict = parse_yaml(&origin, path, &text)?;
         Ok(Some(Layer { origin, dict }))
     }
 }
 
 /// The top-level mapping of a YAML text; an empty file (or only comments)
-/// sets nothing.
-pub fn parse_yaml(path: &Path, text: &str) -> Result<Dict, ConfigError> {
-    let doc: serde_norway::Value =
-        serde_norway::from_str(text).map_err(|e| syntax_error(path, &e))?;
-    match to_figment(doc) {
+/// sets nothing. `origin` names the file in a value error (an integer too
+/// large for any setting).
+pub fn parse_yaml(origin: &Origin, path: &Path, text: &str) -> Result<Dict, ConfigError> {
+    let doc: Yaml = serde_norway::from_str(text).map_err(|e| syntax_error(path, &e))?;
+    let mut at = Vec::new();
+    let value = to_figment(doc, &mut at).map_err(|(key, digits)| ConfigError::BadValue {
+        at: origin.clone(),
+        problem: crate::ranges::too_large(&key, &digits),
+        key,
+    })?;
+    match value {
         Value::Dict(_, mut dict) => {
             crate::settings::expand_shorthands(&mut dict);
             Ok(dict)
@@ -101,45 +107,155 @@ fn syntax_error(path: &Path, e: &serde_norway::Error) -> ConfigError {
     }
 }
 
-/// serde_norway's tree as figment's. Keys that are not strings (`1:`,
-/// `true:`) become their text, so they are reported as unknown keys.
-fn to_figment(v: serde_norway::Value) -> Value {
-    use serde_norway::Value as Y;
-    match v {
-        Y::Null => Value::from(Empty::None),
-        Y::Bool(b) => Value::from(b),
-        Y::Number(n) => {
-            if let Some(u) = n.as_u64() {
-                Value::from(Num::U64(u))
-            } else if let Some(i) = n.as_i64() {
-                Value::from(Num::I64(i))
-            } else {
-                Value::from(Num::F64(n.as_f64().unwrap_or(f64::NAN)))
-            }
-        }
-        Y::String(s) => Value::from(s),
-        Y::Sequence(items) => Value::from(items.into_iter().map(to_figment).collect::<Vec<_>>()),
-        Y::Mapping(map) => {
-            let dict: Dict = map
-                .into_iter()
-                .map(|(k, v)| (key_text(k), to_figment(v)))
-                .collect();
-            Value::from(dict)
-        }
-        Y::Tagged(tagged) => to_figment(tagged.value),
+/// A YAML document as read, before figment sees it. Unlike
+/// `serde_norway::Value` it takes integers past 64 bits, so that a value
+/// too large for its setting is a value error naming the key, not a
+/// syntax error.
+#[derive(Debug, Clone, PartialEq)]
+enum Yaml {
+    Null,
+    Bool(bool),
+    U64(u64),
+    I64(i64),
+    F64(f64),
+    /// An integer beyond 64 bits, as written.
+    Big(String),
+    Str(String),
+    Seq(Vec<Yaml>),
+    Map(Vec<(Yaml, Yaml)>),
+}
+
+impl<'de> serde::Deserialize<'de> for Yaml {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Yaml, D::Error> {
+        d.deserialize_any(YamlVisitor)
     }
 }
 
-fn key_text(k: serde_norway::Value) -> String {
-    use serde_norway::Value as Y;
+struct YamlVisitor;
+
+impl<'de> serde::de::Visitor<'de> for YamlVisitor {
+    type Value = Yaml;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Yaml, E> {
+        Ok(Yaml::Bool(b))
+    }
+    fn visit_i64<E>(self, i: i64) -> Result<Yaml, E> {
+        Ok(Yaml::I64(i))
+    }
+    fn visit_u64<E>(self, u: u64) -> Result<Yaml, E> {
+        Ok(Yaml::U64(u))
+    }
+    fn visit_i128<E>(self, i: i128) -> Result<Yaml, E> {
+        Ok(i64::try_from(i).map_or_else(|_| Yaml::Big(i.to_string()), Yaml::I64))
+    }
+    fn visit_u128<E>(self, u: u128) -> Result<Yaml, E> {
+        Ok(u64::try_from(u).map_or_else(|_| Yaml::Big(u.to_string()), Yaml::U64))
+    }
+    fn visit_f64<E>(self, f: f64) -> Result<Yaml, E> {
+        Ok(Yaml::F64(f))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Yaml, E> {
+        Ok(Yaml::Str(s.to_owned()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Yaml, E> {
+        Ok(Yaml::Str(s))
+    }
+    fn visit_unit<E>(self) -> Result<Yaml, E> {
+        Ok(Yaml::Null)
+    }
+    fn visit_none<E>(self) -> Result<Yaml, E> {
+        Ok(Yaml::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Yaml, D::Error> {
+        serde::Deserialize::deserialize(d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Yaml, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Yaml::Seq(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Yaml, A::Error> {
+        let mut entries: Vec<(Yaml, Yaml)> = Vec::new();
+        while let Some((key, value)) = map.next_entry()? {
+            if entries.iter().any(|(k, _)| *k == key) {
+                return Err(serde::de::Error::custom(duplicate(&key)));
+            }
+            entries.push((key, value));
+        }
+        Ok(Yaml::Map(entries))
+    }
+    /// A tagged value (`!tag x`): the tag is dropped, the value kept.
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<Yaml, A::Error> {
+        use serde::de::VariantAccess as _;
+        let (_tag, contents): (String, _) = data.variant()?;
+        contents.newtype_variant()
+    }
+}
+
+/// The text serde_norway gives a key that appears twice in one mapping.
+fn duplicate(key: &Yaml) -> String {
+    match key {
+        Yaml::Null => "duplicate entry with null key".to_owned(),
+        Yaml::Bool(b) => format!("duplicate entry with key `{b}`"),
+        Yaml::U64(_) | Yaml::I64(_) | Yaml::F64(_) | Yaml::Big(_) => {
+            format!("duplicate entry with key {}", key_text(key.clone()))
+        }
+        Yaml::Str(s) => format!("duplicate entry with key {s:?}"),
+        Yaml::Seq(_) | Yaml::Map(_) => "duplicate entry in YAML map".to_owned(),
+    }
+}
+
+/// The tree as figment's. Keys that are not strings (`1:`, `true:`)
+/// become their text, so they are reported as unknown keys. `Err`: the
+/// dotted key of an integer too large, and its digits.
+fn to_figment(v: Yaml, at: &mut Vec<String>) -> Result<Value, (String, String)> {
+    Ok(match v {
+        Yaml::Null => Value::from(Empty::None),
+        Yaml::Bool(b) => Value::from(b),
+        Yaml::U64(u) => Value::from(Num::U64(u)),
+        Yaml::I64(i) => Value::from(Num::I64(i)),
+        Yaml::F64(x) => Value::from(Num::F64(x)),
+        Yaml::Big(digits) => return Err((crate::error::dotted(at), digits)),
+        Yaml::Str(s) => Value::from(s),
+        Yaml::Seq(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.into_iter().enumerate() {
+                at.push(i.to_string());
+                out.push(to_figment(item, at)?);
+                at.pop();
+            }
+            Value::from(out)
+        }
+        Yaml::Map(entries) => {
+            let mut dict = Dict::new();
+            for (k, v) in entries {
+                let key = key_text(k);
+                at.push(key.clone());
+                let value = to_figment(v, at)?;
+                at.pop();
+                dict.insert(key, value);
+            }
+            Value::from(dict)
+        }
+    })
+}
+
+fn key_text(k: Yaml) -> String {
     match k {
-        Y::String(s) => s,
-        Y::Bool(b) => b.to_string(),
-        Y::Number(n) => n.to_string(),
-        Y::Null => "null".to_owned(),
-        other => serde_norway::to_string(&other)
-            .map(|s| s.trim_end().to_owned())
-            .unwrap_or_else(|_| "?".to_owned()),
+        Yaml::Str(s) => s,
+        Yaml::Bool(b) => b.to_string(),
+        Yaml::U64(n) => n.to_string(),
+        Yaml::I64(n) => n.to_string(),
+        Yaml::F64(x) => x.to_string(),
+        Yaml::Big(digits) => digits,
+        Yaml::Null => "null".to_owned(),
+        Yaml::Seq(_) => "[…]".to_owned(),
+        Yaml::Map(_) => "{…}".to_owned(),
     }
 }
 
@@ -165,7 +281,27 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Dict, ConfigError> {
-        parse_yaml(Path::new("/p/c.yaml"), text)
+        let path = Path::new("/p/c.yaml");
+        parse_yaml(&Origin::UserFile(path.to_path_buf()), path, text)
+    }
+
+    #[test]
+    fn integers_past_64_bits_are_value_errors_naming_the_key() {
+        let e = parse("watchdog: 18446744073709551616\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/p/c.yaml: watchdog: expected at most 86400, found 18446744073709551616"
+        );
+        let e = parse("compact:\n  keepRecent: -99999999999999999999\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/p/c.yaml: compact.keepRecent: expected at most 100000000, found -99999999999999999999"
+        );
+        let e = parse("lsp:\n  servers: [99999999999999999999]\n").unwrap_err();
+        assert!(e.to_string().contains("lsp.servers[0]"), "{e}");
+        // Tags are read through, as before.
+        let d = parse("a: !x 5\n").unwrap();
+        assert_eq!(d["a"], Value::from(Num::U64(5)));
     }
 
     #[test]

@@ -32,6 +32,9 @@ pub struct Config {
     /// Whether tool calls a model writes into its answer as text are
     /// recovered and run like native ones.
     pub text_tool_calls: TextToolCalls,
+    /// Seconds: the longest wait a server's `Retry-After` may ask for;
+    /// a longer demand fails the turn.
+    pub max_retry_wait: u64,
     pub max_turns: u32,
     pub bash_tool: bool,
     /// Seconds.
@@ -387,6 +390,7 @@ impl Config {
             watchdog: 120,
             retries: 3,
             text_tool_calls: TextToolCalls::Auto,
+            max_retry_wait: 60,
             max_turns: 100,
             bash_tool: true,
             bash_timeout: 30,

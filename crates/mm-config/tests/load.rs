@@ -85,7 +85,7 @@ fn write(path: &Path, text: &str) -> PathBuf {
 }
 
 const TOP_KEYS: &str = "model, baseURL, apiKeyEnv, contextWindow, maxTokens, thinking, showThinking, watchdog, \
-                        retries, textToolCalls, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
+                        retries, textToolCalls, maxRetryWait, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
                         permissions, acp, sessions, checkpoints, compact, lsp, instructions, sandbox, sandboxNetwork, \
                         mcpServers, mcp";
 
@@ -925,7 +925,7 @@ fn every_allowed_project_key_is_accepted() {
     let w = World::new();
     w.write_project(
         "model: openai/gpt-5\ncontextWindow: 1000\nmaxTokens: 10\nthinking: medium\nshowThinking: false\n\
-         watchdog: 9\nretries: 0\ntextToolCalls: off\nmaxTurns: 4\nbashTool: false\neditTools: false\nmaxOutput: 500\n\
+         watchdog: 9\nretries: 0\ntextToolCalls: off\nmaxRetryWait: 7\nmaxTurns: 4\nbashTool: false\neditTools: false\nmaxOutput: 500\n\
          previewLines: 2\nbashTimeout: 8\ncompact:\n  threshold: 0.9\n  keepRecent: 100\ninstructions: [A.md]\n",
     );
     let c = w.load().config;
@@ -937,6 +937,7 @@ fn every_allowed_project_key_is_accepted() {
     assert_eq!(c.watchdog, 9);
     assert_eq!(c.retries, 0);
     assert_eq!(c.text_tool_calls, TextToolCalls::Off);
+    assert_eq!(c.max_retry_wait, 7);
     assert_eq!(c.max_turns, 4);
     assert!(!c.bash_tool);
     assert!(!c.edit_tools);
@@ -1328,4 +1329,100 @@ fn bad_checkpoint_settings_are_named() {
         e.starts_with(&format!("{}: checkpoints", p.display())),
         "{e}"
     );
+}
+
+#[test]
+fn every_number_has_a_range_named_with_the_file_and_key() {
+    // From the untrusted project file, as in the report: each of these
+    // used to be accepted (and later panicked or was silently changed).
+    let cases = [
+        (
+            "watchdog: 18446744073709551615\n",
+            "watchdog",
+            "expected at most 86400, found 18446744073709551615",
+        ),
+        (
+            "bashTimeout: 18446744073709551615\n",
+            "bashTimeout",
+            "expected at most 604800, found 18446744073709551615",
+        ),
+        ("maxTurns: 0\n", "maxTurns", "expected at least 1, found 0"),
+        (
+            "maxTurns: 4294967295\n",
+            "maxTurns",
+            "expected at most 1000000, found 4294967295",
+        ),
+        (
+            "retries: 1000\n",
+            "retries",
+            "expected at most 100, found 1000",
+        ),
+        (
+            "maxRetryWait: 100000\n",
+            "maxRetryWait",
+            "expected at most 86400, found 100000",
+        ),
+        (
+            "contextWindow: 18446744073709551615\n",
+            "contextWindow",
+            "expected at most 100000000, found 18446744073709551615",
+        ),
+        (
+            "maxTokens: 0\n",
+            "maxTokens",
+            "expected at least 1, found 0",
+        ),
+        (
+            "maxOutput: 18446744073709551615\n",
+            "maxOutput",
+            "expected at most 100000000, found 18446744073709551615",
+        ),
+        (
+            "previewLines: 18446744073709551615\n",
+            "previewLines",
+            "expected at most 100000, found 18446744073709551615",
+        ),
+        (
+            "compact:\n  keepRecent: 18446744073709551615\n",
+            "compact.keepRecent",
+            "expected at most 100000000, found 18446744073709551615",
+        ),
+        // Past 64 bits: a value error too, not a YAML syntax error.
+        (
+            "watchdog: 18446744073709551616\n",
+            "watchdog",
+            "expected at most 86400, found 18446744073709551616",
+        ),
+        (
+            "maxOutput: 99999999999999999999\n",
+            "maxOutput",
+            "expected at most 100000000, found 99999999999999999999",
+        ),
+    ];
+    for (text, key, problem) in cases {
+        let w = World::new();
+        let p = w.write_project(text);
+        assert_eq!(
+            w.error(),
+            format!("{}: {key}: {problem}", p.display()),
+            "{text:?}"
+        );
+    }
+    // The bounds themselves are accepted.
+    for (text, want) in [("watchdog: 86400\n", 86_400), ("watchdog: 0\n", 0)] {
+        let w = World::new();
+        w.write_project(text);
+        assert_eq!(w.load().config.watchdog, want);
+    }
+    let w = World::new();
+    w.write_project("bashTimeout: 604800\nmaxTurns: 1\nretries: 100\n");
+    let c = w.load().config;
+    assert_eq!((c.bash_timeout, c.max_turns, c.retries), (604_800, 1, 100));
+}
+
+#[test]
+fn a_flag_out_of_range_is_named() {
+    let mut w = World::new();
+    w.sources.flags.max_turns = Some(0);
+    assert_eq!(w.error(), "--max-turns: expected at least 1, found 0");
 }

@@ -62,6 +62,14 @@ fn is_json(resp: &reqwest::Response) -> bool {
         .is_some_and(|v| v.trim_start().starts_with("application/json"))
 }
 
+/// The one line a front end shows while mm waits as a server asked.
+fn retry_notice(error: &EngineError, wait: Duration) -> String {
+    format!(
+        "{error}; retrying in {}s, as the server asks (Retry-After)",
+        wait.as_secs()
+    )
+}
+
 fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
     let v = resp.headers().get("retry-after")?.to_str().ok()?;
     v.trim().parse::<u64>().ok().map(Duration::from_secs)
@@ -532,7 +540,23 @@ impl Engine {
                     if attempt >= inner.retries {
                         return Err(error.into());
                     }
-                    let wait = wait.unwrap_or_else(|| backoff(attempt));
+                    let wait = match wait {
+                        Some(asked) if asked > inner.max_retry_wait => {
+                            return Err(EngineError::WaitTooLong {
+                                error: Box::new(error),
+                                asked: asked.as_secs(),
+                                max: inner.max_retry_wait.as_secs(),
+                            }
+                            .into());
+                        }
+                        // A wait the server chose is said, so that a pause
+                        // of a minute is not taken for a hang.
+                        Some(asked) => {
+                            on_event(StreamEvent::Notice(retry_notice(&error, asked)));
+                            asked
+                        }
+                        None => backoff(attempt),
+                    };
                     tracing::debug!(provider = inner.spec.name, attempt, ?wait, %error, "retrying");
                     attempt += 1;
                     tokio::select! {

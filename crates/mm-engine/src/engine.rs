@@ -39,6 +39,8 @@ pub(crate) struct Inner {
     pub retries: u32,
     /// Recover tool calls written into the answer as text.
     pub text_tool_calls: bool,
+    /// `maxRetryWait`: the longest `Retry-After` honoured.
+    pub max_retry_wait: Duration,
 }
 
 impl std::fmt::Debug for Engine {
@@ -183,6 +185,7 @@ impl Engine {
                 watchdog_secs: cfg.watchdog,
                 retries: cfg.retries,
                 text_tool_calls: cfg.text_tool_calls == mm_config::TextToolCalls::Auto,
+                max_retry_wait: Duration::from_secs(cfg.max_retry_wait),
             }),
         })
     }

@@ -61,6 +61,17 @@ pub enum EngineError {
         seconds: u64,
         detail: String,
     },
+    /// The server asked (`Retry-After`) for a longer wait than
+    /// `maxRetryWait` allows: the turn fails rather than sleep for hours.
+    #[error(
+        "{error}; it asks to wait {asked}s before a retry (Retry-After), longer than maxRetryWait ({max}s), so mm does not retry"
+    )]
+    WaitTooLong {
+        /// What the server answered.
+        error: Box<EngineError>,
+        asked: u64,
+        max: u64,
+    },
     /// A tool call's arguments ran away; `text` is the reference's sentence.
     #[error("{text}")]
     Runaway { text: String },

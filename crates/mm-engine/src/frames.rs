@@ -43,9 +43,17 @@ impl<S> Watchdog<S> {
             inner,
             period,
             last: now,
-            sleep: Box::pin(tokio::time::sleep_until(now + period)),
+            sleep: Box::pin(tokio::time::sleep_until(later(now, period))),
         }
     }
+}
+
+/// `at + period`, saturating: a period too long for the clock (a huge
+/// `watchdog`) means "about never", not a panic.
+fn later(at: Instant, period: Duration) -> Instant {
+    at.checked_add(period)
+        .or_else(|| at.checked_add(Duration::from_secs(1 << 30)))
+        .unwrap_or(at)
 }
 
 impl<S, B, E> Stream for Watchdog<S>
@@ -67,7 +75,7 @@ where
                 match this.sleep.as_mut().poll(cx) {
                     Poll::Pending => return Poll::Pending,
                     Poll::Ready(()) => {
-                        let deadline = this.last + this.period;
+                        let deadline = later(this.last, this.period);
                         if Instant::now() >= deadline {
                             return Poll::Ready(Some(Err(ChunkError::Stalled)));
                         }
@@ -414,6 +422,17 @@ mod tests {
         assert!(
             matches!(r, Err(EngineError::Stream(m)) if m.starts_with("stream line is not UTF-8"))
         );
+    }
+
+    #[tokio::test]
+    async fn a_period_too_long_for_the_clock_never_panics() {
+        let (tx, rx) = futures::channel::mpsc::unbounded::<Result<Vec<u8>, Infallible>>();
+        let mut w = Watchdog::new(rx, Duration::from_secs(u64::MAX));
+        tx.unbounded_send(Ok(b"x".to_vec())).unwrap();
+        assert!(matches!(w.next().await, Some(Ok(_))));
+        // Silence: the timer is armed again, far away.
+        let r = tokio::time::timeout(Duration::from_millis(50), w.next()).await;
+        assert!(r.is_err(), "a stall after 50 ms of a never-ending period");
     }
 
     #[tokio::test]

@@ -554,13 +554,46 @@ async fn rate_limited_then_ok(p: &str) {
     c.retries = 2;
     let e = engine(&c);
     let start = Instant::now();
-    let (_, r) = run(&e, &ask("hi"), &[]).await;
+    let (events, r) = run(&e, &ask("hi"), &[]).await;
     let took = start.elapsed();
     assert_eq!(r.unwrap().message, Message::assistant("ok"));
     // Retry-After: 1 is honoured (the own backoff would wait 250 ms).
     assert!(took >= Duration::from_millis(950), "{took:?}");
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert_eq!(server.requests().len(), 2);
+    // And said, in one line: how long and why.
+    assert_eq!(
+        events.first(),
+        Some(&StreamEvent::Notice(
+            "the model server answered 429: slow down; retrying in 1s, as the server asks \
+             (Retry-After)"
+                .into()
+        ))
+    );
+}
+
+#[tokio::test]
+async fn a_retry_after_longer_than_max_retry_wait_fails_at_once() {
+    let server = mock(vec![
+        Reply::retry_after(429, 100_000, "slow down"),
+        Reply::text("never asked for"),
+    ])
+    .await;
+    let mut c = cfg("openai", &server.url());
+    c.retries = 3;
+    c.max_retry_wait = 60;
+    let e = engine(&c);
+    let start = Instant::now();
+    let (events, r) = run(&e, &ask("hi"), &[]).await;
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let err = r.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the model server answered 429: slow down; it asks to wait 100000s before a retry \
+         (Retry-After), longer than maxRetryWait (60s), so mm does not retry"
+    );
+    assert!(events.is_empty(), "{events:?}");
+    assert_eq!(server.requests().len(), 1);
 }
 
 async fn server_errors_exhausted(p: &str) {

@@ -265,13 +265,15 @@ impl Bash {
 
         let mut sink = OutputSink::new(max, &self.settings.secrets);
         let mut buf = vec![0u8; READ_CHUNK];
-        let deadline = Instant::now() + self.settings.timeout;
+        // `sleep` saturates: a timeout too long for the clock never panics.
+        let timeout = tokio::time::sleep(self.settings.timeout);
+        tokio::pin!(timeout);
         let end = loop {
             tokio::select! {
                 biased;
                 _ = ctx.cancel.cancelled() => break End::Cancelled,
                 status = child.wait() => break End::Exited(status),
-                _ = tokio::time::sleep_until(deadline) => break End::TimedOut,
+                _ = &mut timeout => break End::TimedOut,
                 read = read_some(&mut rx, &mut buf) => match read {
                     Some(n) => sink.push(&buf[..n]),
                     None => rx = None,

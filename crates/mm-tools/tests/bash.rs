@@ -19,6 +19,19 @@ async fn echo_gives_its_output_untrimmed() {
 }
 
 #[tokio::test]
+async fn a_timeout_too_long_for_the_clock_is_no_timeout() {
+    let dir = TempDir::new();
+    let (b, _) = bash(u64::MAX, 30_000);
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        b.execute("echo hi", &ctx(dir.path())),
+    )
+    .await
+    .expect("bash call hung");
+    assert_eq!(out, "hi\n");
+}
+
+#[tokio::test]
 async fn no_output_is_empty() {
     assert_eq!(run("true").await, "");
     assert_eq!(run("").await, "");
