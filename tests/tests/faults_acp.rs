@@ -375,3 +375,58 @@ async fn a_dead_model_server_is_a_message_and_the_turn_ends() {
     .unwrap();
     sb.sessions().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_session_file_is_listed_and_named_on_load_and_left_as_it_is() {
+    let sb = Sandbox::new("retries: 1\nwatchdog: 5\n").unwrap();
+    let server = MockServer::start(vec![Reply::text("hello")]).await.unwrap();
+    let url = format!("{}/v1", server.url());
+    tokio::task::spawn_blocking(move || {
+        let mut acp = Acp::start(&sb, &url);
+        acp.initialize();
+        let session = acp.new_session(2, &sb.work);
+        acp.send(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}}),
+        );
+        let (_, answer) = acp.until(STEP, |v| v["id"] == 3);
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        assert_eq!(acp.close(STEP), Some(0));
+
+        let files = sb.session_files();
+        assert_eq!(files.len(), 1);
+        let file = &files[0];
+        let id = file.file_stem().unwrap().to_str().unwrap().to_owned();
+        let bytes = std::fs::read(file).unwrap();
+        let broken = &bytes[..bytes.len() / 2];
+        std::fs::write(file, broken).unwrap();
+
+        let mut acp = Acp::start(&sb, &url);
+        acp.initialize();
+        let r = acp.request(4, "session/list", json!({"cwd": sb.work}));
+        let listed = r["result"]["sessions"].as_array().unwrap().clone();
+        assert_eq!(listed.len(), 1, "{r}");
+        assert_eq!(listed[0]["sessionId"], id.as_str());
+        let title = listed[0]["title"].as_str().unwrap();
+        assert!(
+            title.starts_with("unreadable: session file ")
+                && title.contains(&file.display().to_string())
+                && title.contains("is corrupt"),
+            "{title}"
+        );
+        let r = acp.request(
+            5,
+            "session/load",
+            json!({"sessionId": id, "cwd": sb.work, "mcpServers": []}),
+        );
+        let said = r["error"]["data"].as_str().unwrap_or_default();
+        assert!(
+            said.contains(&file.display().to_string()) && said.contains("is corrupt"),
+            "{r}"
+        );
+        assert_eq!(acp.close(STEP), Some(0));
+        assert_eq!(std::fs::read(file).unwrap(), broken, "the file was touched");
+    })
+    .await
+    .unwrap();
+}

@@ -227,9 +227,14 @@ impl Server {
                     return Err(Error::invalid_request()
                         .data("sessions are disabled (sessions.enabled: false)"));
                 }
-                let known = mm_agent::list_sessions(&config, Some(&cwd))
+                let known = mm_agent::scan_sessions(&config, Some(&cwd))
                     .map_err(|e| internal(e.to_string()))?;
-                if !known.iter().any(|s| s.id == wanted) {
+                if !known.sessions.iter().any(|s| s.id == wanted) {
+                    // A file that is there but cannot be read is named,
+                    // with what is wrong, and left as it is.
+                    if let Some(broken) = known.unreadable.iter().find(|u| u.id == wanted) {
+                        return Err(Error::invalid_request().data(broken.text.clone()));
+                    }
                     return Err(agent_client_protocol::v1::schema::Error::session_not_found(
                         request.session_id.clone(),
                     )
@@ -264,7 +269,7 @@ impl Server {
     }
 
     /// `session/list`: the saved sessions of `cwd` (all without it), most
-    /// recently updated first.
+    /// recently updated first, then the files of `cwd` that cannot be read.
     pub fn list_sessions(
         &self,
         request: ListSessionsRequest,
@@ -274,9 +279,24 @@ impl Server {
             None => std::env::current_dir().map_err(|e| internal(e.to_string()))?,
         };
         let config = self.options.config(&base).map_err(internal)?;
-        let found = mm_agent::list_sessions(&config, request.cwd.as_deref())
+        let found = mm_agent::scan_sessions(&config, request.cwd.as_deref())
             .map_err(|e| internal(e.to_string()))?;
+        // Files that cannot be read are listed too, under their id, the
+        // title saying what is wrong (for one project, whose folder is
+        // known; across projects their folder is not).
+        let broken: Vec<SessionInfo> = match &request.cwd {
+            Some(cwd) => found
+                .unreadable
+                .iter()
+                .map(|u| {
+                    SessionInfo::new(u.id.clone(), cwd.clone())
+                        .title(Some(format!("unreadable: {}", u.text)))
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let sessions = found
+            .sessions
             .into_iter()
             .map(|s| {
                 let title = (!s.title.is_empty()).then(|| s.title.clone());
@@ -288,6 +308,7 @@ impl Server {
                             .ok(),
                     )
             })
+            .chain(broken)
             .collect();
         Ok(ListSessionsResponse::new(sessions))
     }

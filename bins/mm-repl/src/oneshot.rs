@@ -136,14 +136,23 @@ async fn ask(agent: &mut Agent, question: &str, format: OutputFormat, show_think
     match &term {
         Some(term) => term.finish_answer(),
         // JSON goes to a program; a person watching stderr still sees why.
-        None => match &report.outcome {
-            TurnOutcome::Failed(text) => eprintln!("error: {text}"),
-            TurnOutcome::MaxTurns => eprintln!("error: the turn was stopped at maxTurns"),
-            TurnOutcome::Cancelled => eprintln!("error: the turn was cancelled"),
-            TurnOutcome::Done => {}
-        },
+        None => {
+            match &report.outcome {
+                TurnOutcome::Failed(text) => eprintln!("error: {text}"),
+                TurnOutcome::MaxTurns => eprintln!("error: the turn was stopped at maxTurns"),
+                TurnOutcome::Cancelled => eprintln!("error: the turn was cancelled"),
+                TurnOutcome::Done => {}
+            }
+            if let Some(text) = &report.not_saved {
+                eprintln!("error: {text}");
+            }
+        }
     }
-    exit_code(&report.outcome)
+    match exit_code(&report.outcome) {
+        // The answer came but was not recorded: a script must know.
+        0 if report.not_saved.is_some() => EXIT_FAILED,
+        code => code,
+    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,12 @@ use crate::{checkpoint, compact, history, mention, prompt, tools};
 /// (decisions.md 5), so the next request is valid for every provider.
 pub use mm_tools::NOT_RUN;
 
+/// The result a call has in the session file while it runs: if mm dies
+/// before the call ends (`kill -9`, a power cut), that is what the record
+/// says on `--continue`, never that the call did not run.
+pub const INTERRUPTED: &str =
+    "[interrupted: mm stopped while the call was running; its effects may be partial]";
+
 /// Why an agent could not be built or a command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
@@ -47,12 +53,17 @@ pub struct TurnReport {
     pub outcome: TurnOutcome,
     pub counters: Counters,
     pub usage: Usage,
+    /// Why the session file could not be written, when it could not (the
+    /// Sink got the same text as an `Error` event): the turn is not
+    /// recorded, which a script must be able to tell.
+    pub not_saved: Option<String>,
 }
 
 impl TurnReport {
-    /// True when the turn ended normally (`mm-repl -p` exits 0 only then).
+    /// True when the turn ended normally and was recorded (`mm-repl -p`
+    /// exits 0 only then).
     pub fn ok(&self) -> bool {
-        self.outcome == TurnOutcome::Done
+        self.outcome == TurnOutcome::Done && self.not_saved.is_none()
     }
 }
 
@@ -76,6 +87,8 @@ pub struct Agent {
     commands: Commands,
     /// Checkpoints of the project's files around each turn (undo, redo).
     rewinder: Rewinder,
+    /// The last save's failure, cleared by a save that works.
+    not_saved: Option<String>,
 }
 
 impl Agent {
@@ -125,6 +138,7 @@ impl Agent {
             last_answer: String::new(),
             commands: Commands::builtin(),
             rewinder: Rewinder::new(&config.checkpoints, cwd),
+            not_saved: None,
             config,
         })
     }
@@ -322,6 +336,19 @@ impl Agent {
         }
     }
 
+    /// This project's session files that cannot be read, each named with
+    /// what is wrong (they are left as they are): what `/sessions` shows
+    /// after the list.
+    pub fn unreadable_sessions(&self) -> Vec<Unreadable> {
+        match &self.store {
+            Some(store) => store
+                .scan(Some(&self.cwd))
+                .map(|l| Unreadable::of(&l))
+                .unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+
     /// Continue session `id` (or the latest of this project when `None`).
     pub fn resume(&mut self, id: Option<&str>) -> Result<String, AgentError> {
         let store = self.store.as_ref().ok_or_else(|| {
@@ -329,12 +356,7 @@ impl Agent {
         })?;
         let id = match id {
             Some(id) => id.to_string(),
-            None => store
-                .latest(&self.cwd)?
-                .map(|info| info.id)
-                .ok_or_else(|| {
-                    AgentError::Other(format!("no saved session for {}", self.cwd.display()))
-                })?,
+            None => latest_session(&store.scan(Some(&self.cwd))?, &self.cwd)?,
         };
         if self.session_id().as_deref() == Some(id.as_str()) {
             return Ok(id);
@@ -444,6 +466,7 @@ impl Agent {
             outcome,
             counters,
             usage,
+            not_saved: self.not_saved.clone(),
         }
     }
 
@@ -529,7 +552,6 @@ impl Agent {
                 });
                 return TurnOutcome::MaxTurns;
             }
-            self.save(sink);
             let ctx = ToolContext {
                 cwd: self.cwd.clone(),
                 sink: sink.clone(),
@@ -546,6 +568,8 @@ impl Agent {
                 {
                     sink.event(Event::Notice { text });
                 }
+                // On disk while it runs: the call as started.
+                self.save_running(sink, call);
                 let outcome = self
                     .toolbox
                     .call(&call.id, &call.name, &call.arguments, &ctx)
@@ -734,8 +758,20 @@ impl Agent {
         }
     }
 
+    /// [`Agent::save`] with `call` recorded as [`INTERRUPTED`], what the
+    /// file must say if mm dies while the call runs. Later calls of the
+    /// same reply have no result yet: on `--continue` they get the not-run
+    /// one, which is true of them.
+    fn save_running(&mut self, sink: &Arc<dyn Sink>, call: &ToolCall) {
+        let running = Message::tool_result(&call.id, &call.name, INTERRUPTED, true);
+        self.history.push(running);
+        self.save(sink);
+        self.history.pop();
+    }
+
     /// Write the session file (created on the first question). A failure is
-    /// shown, never fatal: the conversation goes on in memory.
+    /// shown, never fatal: the conversation goes on in memory, and the
+    /// turn's report says it was not saved.
     fn save(&mut self, sink: &Arc<dyn Sink>) {
         let Some(store) = &self.store else {
             return;
@@ -747,9 +783,7 @@ impl Agent {
             match store.create(&self.cwd, &self.model()) {
                 Ok(session) => self.session = Some(session),
                 Err(e) => {
-                    sink.event(Event::Error {
-                        text: format!("session not saved: {e}"),
-                    });
+                    self.save_failed(sink, &e);
                     return;
                 }
             }
@@ -757,12 +791,17 @@ impl Agent {
         if let Some(session) = self.session.as_mut() {
             session.data.messages = self.history.clone();
             session.data.checkpoints = self.rewinder.log.clone();
-            if let Err(e) = session.save() {
-                sink.event(Event::Error {
-                    text: format!("session not saved: {e}"),
-                });
+            match session.save() {
+                Ok(()) => self.not_saved = None,
+                Err(e) => self.save_failed(sink, &e),
             }
         }
+    }
+
+    fn save_failed(&mut self, sink: &Arc<dyn Sink>, e: &mm_store::StoreError) {
+        let text = format!("session not saved: {e}");
+        sink.event(Event::Error { text: text.clone() });
+        self.not_saved = Some(text);
     }
 }
 
@@ -796,6 +835,87 @@ fn is_empty(message: &Message) -> bool {
         } => content.is_empty() && reasoning.is_empty() && tool_calls.is_empty(),
         _ => false,
     }
+}
+
+/// The id of the session `--continue` means: the latest readable one of
+/// the project at `cwd`. A newer file that cannot be read is never passed
+/// over in silence: it is the error, named with what is wrong.
+fn latest_session(listing: &mm_store::Listing, cwd: &Path) -> Result<String, AgentError> {
+    fn modified(p: &Path) -> Option<std::time::SystemTime> {
+        std::fs::metadata(p).and_then(|m| m.modified()).ok()
+    }
+    let newest_broken = listing
+        .skipped
+        .iter()
+        .max_by_key(|e| e.path().and_then(modified));
+    match (listing.sessions.first(), newest_broken) {
+        (Some(info), Some(e)) if e.path().and_then(modified) > modified(&info.path) => {
+            Err(AgentError::Other(format!(
+                "the latest session of {} cannot be continued: {e} (the file is left as it is; \
+                 --resume ID continues another)",
+                cwd.display()
+            )))
+        }
+        (Some(info), _) => Ok(info.id.clone()),
+        (None, Some(_)) => {
+            let all: Vec<String> = listing.skipped.iter().map(ToString::to_string).collect();
+            Err(AgentError::Other(format!(
+                "no readable saved session for {}: {} (left as it is)",
+                cwd.display(),
+                all.join("; ")
+            )))
+        }
+        (None, None) => Err(AgentError::Other(format!(
+            "no saved session for {}",
+            cwd.display()
+        ))),
+    }
+}
+
+/// A session file that cannot be read, left as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The session id its name gives.
+    pub id: String,
+    /// What is wrong, naming the file.
+    pub text: String,
+}
+
+impl Unreadable {
+    fn of(listing: &mm_store::Listing) -> Vec<Unreadable> {
+        listing
+            .skipped
+            .iter()
+            .map(|e| Unreadable {
+                id: e
+                    .path()
+                    .and_then(|p| p.file_stem())
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                text: e.to_string(),
+            })
+            .collect()
+    }
+}
+
+/// Saved sessions, most recent first, and the files that cannot be read.
+#[derive(Debug, Clone, Default)]
+pub struct SessionList {
+    pub sessions: Vec<SessionInfo>,
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// The sessions of `cwd` (all projects' when `None`) and the files that
+/// could not be read, for `session/list` and `session/load`.
+pub fn scan_sessions(config: &Config, cwd: Option<&Path>) -> Result<SessionList, AgentError> {
+    if !config.sessions.enabled {
+        return Ok(SessionList::default());
+    }
+    let listing = Store::new(config.sessions.dir.clone()).scan(cwd)?;
+    Ok(SessionList {
+        unreadable: Unreadable::of(&listing),
+        sessions: listing.sessions,
+    })
 }
 
 /// Saved sessions of `cwd` (all projects' when `None`), most recent first,

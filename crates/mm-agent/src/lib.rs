@@ -16,7 +16,10 @@ pub mod start;
 pub mod tools;
 pub mod version;
 
-pub use agent::{Agent, AgentError, Collect, NOT_RUN, PermissionSource, TurnReport, list_sessions};
+pub use agent::{
+    Agent, AgentError, Collect, INTERRUPTED, NOT_RUN, PermissionSource, SessionList, TurnReport,
+    Unreadable, list_sessions, scan_sessions,
+};
 pub use mm_config as config;
 pub use mm_engine::{Message, ToolCall, Usage};
 pub use mm_store::SessionInfo;

@@ -45,6 +45,17 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The file the error is about, when it is about one.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            StoreError::Corrupt { path, .. }
+            | StoreError::Version { path, .. }
+            | StoreError::Changed { path }
+            | StoreError::Io { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         StoreError::Io {
             path: path.into(),

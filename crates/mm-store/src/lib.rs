@@ -19,4 +19,4 @@ pub use data::{
 pub use error::StoreError;
 pub use project::project_folder_name;
 pub use redact::REDACTED;
-pub use store::{Listing, Session, SessionInfo, Store};
+pub use store::{Listing, Session, SessionInfo, Store, fuzzing};

@@ -249,6 +249,28 @@ fn read_info(
     }))
 }
 
+/// The store's parsers, for the fuzz target; not an interface.
+#[doc(hidden)]
+pub mod fuzzing {
+    use std::path::Path;
+
+    use super::{Head, SessionData, StoreError, decode};
+
+    /// What [`super::Store::open`] makes of a file's bytes (before it checks
+    /// that the file is the session and project asked for).
+    pub fn open_bytes(bytes: &[u8]) -> Result<SessionData, StoreError> {
+        decode(bytes, Path::new("fuzz.json"), |d: &SessionData| {
+            u64::from(d.version)
+        })
+    }
+
+    /// What a listing makes of them: the id and the number of messages.
+    pub fn list_bytes(bytes: &[u8]) -> Result<(String, usize), StoreError> {
+        let head: Head = decode(bytes, Path::new("fuzz.json"), |h: &Head| h.version)?;
+        Ok((head.id, head.messages.len()))
+    }
+}
+
 /// Parse a session file, telling a newer format from a damaged file.
 fn decode<T: DeserializeOwned>(
     bytes: &[u8],
@@ -258,6 +280,12 @@ fn decode<T: DeserializeOwned>(
     #[derive(Deserialize)]
     struct Probe {
         version: u64,
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            reason: "the file is empty".to_owned(),
+        });
     }
     match serde_json::from_slice::<T>(bytes) {
         Ok(v) if version(&v) == u64::from(VERSION) => Ok(v),

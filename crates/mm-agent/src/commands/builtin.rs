@@ -207,7 +207,13 @@ fn sessions(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
         Ok(list) => list,
         Err(e) => return Outcome::Error(e.to_string()),
     };
-    if list.is_empty() {
+    // Files that cannot be read are named too, with what is wrong.
+    let unreadable: Vec<String> = agent
+        .unreadable_sessions()
+        .into_iter()
+        .map(|u| format!("! unreadable: {}", u.text))
+        .collect();
+    if list.is_empty() && unreadable.is_empty() {
         return Outcome::Say("no saved session for this directory".into());
     }
     let current = agent.session_id();
@@ -227,6 +233,7 @@ fn sessions(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
                     info.title
                 )
             })
+            .chain(unreadable)
             .collect(),
     )
 }
