@@ -430,3 +430,101 @@ async fn a_broken_session_file_is_listed_and_named_on_load_and_left_as_it_is() {
     .await
     .unwrap();
 }
+
+/// A sandbox whose `.fake` files go to a language server that starts a
+/// child of its own and never answers `initialize`.
+fn hanging_language_server() -> Sandbox {
+    let sb = Sandbox::new("").unwrap();
+    std::fs::write(sb.work.join("a.fake"), "x\n").unwrap();
+    let script = sb.home.join("server.sh");
+    std::fs::write(&script, "sleep 300 &\nexec sleep 300\n").unwrap();
+    std::fs::write(
+        sb.user_config(),
+        format!(
+            "retries: 1\nwatchdog: 30\nlsp:\n  servers:\n    - {{name: fake, command: bash, \
+             args: ['{}'], extensions: ['.fake']}}\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    sb
+}
+
+/// Start a prompt whose model calls `lsp` on the hanging server; returns
+/// once the server and its child both run.
+fn prompt_into_the_hanging_server(acp: &mut Acp, sb: &Sandbox) -> String {
+    acp.initialize();
+    let session = acp.new_session(2, &sb.work);
+    acp.send(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}}),
+    );
+    let deadline = Instant::now() + STEP;
+    while sb.leftovers(&[acp.pid]).len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the server never started: {:?}",
+            sb.leftovers(&[acp.pid])
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    session
+}
+
+/// Wait (bounded) until nothing the sandbox started is left but `not`.
+fn assert_all_gone(sb: &Sandbox, not: &[libc::pid_t], what: &str) {
+    let grace = Instant::now() + Duration::from_secs(5);
+    while !sb.leftovers(not).is_empty() && Instant::now() < grace {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(sb.leftovers(not), Vec::<i32>::new(), "{what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_stdin_while_a_language_server_starts_kills_its_whole_group() {
+    let server = MockServer::start(vec![
+        Reply::tool_call("c1", "lsp", r#"{"action": "symbols", "path": "a.fake"}"#),
+        Reply::text("never asked for"),
+    ])
+    .await
+    .unwrap();
+    let url = format!("{}/v1", server.url());
+    tokio::task::spawn_blocking(move || {
+        let sb = hanging_language_server();
+        let mut acp = Acp::start(&sb, &url);
+        prompt_into_the_hanging_server(&mut acp, &sb);
+        let pid = acp.pid;
+        assert_eq!(acp.close(STEP), Some(0));
+        assert_all_gone(&sb, &[pid], "the server's child outlived mm-acp");
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_while_a_language_server_starts_kills_its_whole_group() {
+    let server = MockServer::start(vec![
+        Reply::tool_call("c1", "lsp", r#"{"action": "symbols", "path": "a.fake"}"#),
+        Reply::text("never asked for"),
+    ])
+    .await
+    .unwrap();
+    let url = format!("{}/v1", server.url());
+    tokio::task::spawn_blocking(move || {
+        let sb = hanging_language_server();
+        let mut acp = Acp::start(&sb, &url);
+        let session = prompt_into_the_hanging_server(&mut acp, &sb);
+        acp.send(&json!({"jsonrpc": "2.0", "method": "session/cancel",
+            "params": {"sessionId": session}}));
+        let (_, answer) = acp.until(STEP, |v| v["id"] == 3);
+        assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+        assert_all_gone(
+            &sb,
+            &[acp.pid],
+            "the server or its child survived the cancel",
+        );
+        assert_eq!(acp.close(STEP), Some(0));
+    })
+    .await
+    .unwrap();
+}

@@ -648,6 +648,11 @@ impl Client {
     /// writing anything (the preview shown before permission).
     pub async fn prepare_rename(&self, query: &Query) -> Result<RenamePlan, String> {
         let q = query.cleaned();
+        if !query.new_name.trim().is_empty()
+            && let Some(problem) = crate::text::new_name_problem(&query.new_name, &q.new_name)
+        {
+            return Err(problem);
+        }
         if q.new_name.is_empty() {
             return Err(RENAME_NEEDS_NEW_NAME.to_string());
         }

@@ -16,6 +16,7 @@
 mod client;
 mod edit;
 mod format;
+mod frame;
 mod server;
 mod text;
 

@@ -139,8 +139,14 @@ pub struct Conn {
     wake: Arc<Notify>,
     alive: Arc<AtomicBool>,
     stderr: Arc<Mutex<String>>,
+    /// Why the frame guard ended the connection, if it did.
+    broken: crate::frame::Broken,
     docs: HashMap<Url, Doc>,
     main_loop: JoinHandle<()>,
+    /// Kills the server's whole group if mm dies without dropping this
+    /// (an exit, SIGKILL): the parent-death signal reaches only the server
+    /// itself, not what it started.
+    guard: Option<mm_child::DeathGuard>,
     /// False until the first request went out: the first one may wait for
     /// the server to settle.
     pub(crate) settled: bool,
@@ -193,14 +199,25 @@ impl Conn {
         };
         let tail = Arc::new(Mutex::new(String::new()));
         tokio::spawn(keep_tail(stderr, tail.clone()));
+        // While the server has not been waited for, its group exists for
+        // the guard to join.
+        let guard = if pgid > 1 {
+            mm_child::DeathGuard::spawn(pgid)
+                .map_err(|e| tracing::warn!("lsp: no death guard for {}: {e}", cfg.name))
+                .ok()
+        } else {
+            None
+        };
 
         let alive = Arc::new(AtomicBool::new(true));
+        let broken = crate::frame::Broken::default();
+        let input = crate::frame::guard(stdout, broken.clone());
         let main_loop = {
             let alive = alive.clone();
             let wake = wake.clone();
             tokio::spawn(async move {
                 let ret = main_loop
-                    .run_buffered(stdout.compat(), stdin.compat_write())
+                    .run_buffered(input.compat(), stdin.compat_write())
                     .await;
                 if let Err(e) = ret {
                     tracing::debug!("language server main loop ended: {e}");
@@ -219,8 +236,10 @@ impl Conn {
             wake,
             alive,
             stderr: tail,
+            broken,
             docs: HashMap::new(),
             main_loop,
+            guard,
             settled: false,
             killed: false,
             last_change: None,
@@ -316,7 +335,7 @@ impl Conn {
                 }
                 Err(async_lsp::Error::Response(r)) => return Err(r.message),
                 Err(async_lsp::Error::ServiceStopped | async_lsp::Error::Eof) => {
-                    return Err("the server stopped".to_string());
+                    return Err(stopped(&self.broken));
                 }
                 Err(e) => return Err(e.to_string()),
             }
@@ -352,7 +371,7 @@ impl Conn {
                             text: text.to_string(),
                         }],
                     })
-                    .map_err(|_| "the server stopped".to_string())?;
+                    .map_err(|_| stopped(&self.broken))?;
                 Ok(Synced {
                     sent: true,
                     version,
@@ -369,7 +388,7 @@ impl Conn {
                             text: text.to_string(),
                         },
                     })
-                    .map_err(|_| "the server stopped".to_string())?;
+                    .map_err(|_| stopped(&self.broken))?;
                 self.docs.insert(
                     uri,
                     Doc {
@@ -526,12 +545,27 @@ impl Conn {
         }
         let _ = self.child.start_kill();
         self.main_loop.abort();
+        // Killed with the group; reaped in the background.
+        if let Some(guard) = self.guard.take()
+            && let Ok(rt) = tokio::runtime::Handle::try_current()
+        {
+            rt.spawn(guard.reap());
+        }
     }
 }
 
 impl Drop for Conn {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// "the server stopped", with the reason when mm ended the connection (a
+/// frame past the guard's bounds).
+fn stopped(broken: &crate::frame::Broken) -> String {
+    match &*broken.lock().unwrap_or_else(|e| e.into_inner()) {
+        Some(why) => format!("the server stopped: {why}"),
+        None => "the server stopped".to_string(),
     }
 }
 

@@ -81,6 +81,31 @@ pub fn clean_symbol_and_name(symbol: &str, new_name: &str, rename: bool) -> (Str
     (sym, new)
 }
 
+/// Why `raw`, what the model wrote as the new name, cannot be the name
+/// `cleaned` it was cleaned to: the cleaning may take off quotes, a call's
+/// `()` and a qualifier (`pkg::`, `self.`, `p->`), nothing else. A name
+/// that is not an identifier (`1bad-name`) is refused: renaming to a piece
+/// of it (`name`) is not the rename that was asked for.
+pub fn new_name_problem(raw: &str, cleaned: &str) -> Option<String> {
+    let bare = raw
+        .trim()
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | ',') || c.is_whitespace());
+    let bare = bare.strip_suffix("()").unwrap_or(bare);
+    let qualified = !cleaned.is_empty()
+        && bare.strip_suffix(cleaned).is_some_and(|head| {
+            head.is_empty()
+                || ([".", "::", "->"].iter().any(|sep| head.ends_with(sep))
+                    && head.chars().all(|c| is_ident_char(c) || ".:->".contains(c)))
+        });
+    if qualified && is_identifier(cleaned) {
+        return None;
+    }
+    Some(format!(
+        "[lsp: {raw:?} is not an identifier: a new name is letters, digits, _ and $, \
+         not starting with a digit; nothing was renamed]"
+    ))
+}
+
 /// A line's number of characters, without a trailing `\r`.
 pub fn line_chars(line: &str) -> usize {
     line.strip_suffix('\r').unwrap_or(line).chars().count()
@@ -274,6 +299,34 @@ pub fn occurrences(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_name_that_is_not_an_identifier_is_refused() {
+        for raw in ["1bad-name", "bad-name", "1bad", "a b", "x+y", "-"] {
+            let (_, cleaned) = clean_symbol_and_name("old", raw, true);
+            let problem = new_name_problem(raw, &cleaned);
+            assert!(problem.is_some(), "{raw:?} was accepted as {cleaned:?}");
+        }
+        assert_eq!(
+            new_name_problem("1bad-name", "name").unwrap(),
+            "[lsp: \"1bad-name\" is not an identifier: a new name is letters, digits, _ and $, \
+             not starting with a digit; nothing was renamed]"
+        );
+        for (raw, want) in [
+            ("hello", "hello"),
+            ("'Hello',", "Hello"),
+            ("`salute`", "salute"),
+            ("greet()", "greet"),
+            ("pkg::Hello", "Hello"),
+            ("self.name2", "name2"),
+            ("p->$x", "$x"),
+            ("héllo_1", "héllo_1"),
+        ] {
+            let (_, cleaned) = clean_symbol_and_name("old", raw, true);
+            assert_eq!(cleaned, want, "{raw:?}");
+            assert_eq!(new_name_problem(raw, &cleaned), None, "{raw:?}");
+        }
+    }
 
     #[test]
     fn cleaning_cuts_quotes_punctuation_and_prefixes() {

@@ -248,7 +248,12 @@ impl Tool for Lsp {
                 plan.echo = true;
                 return Ok(plan);
             }
-            let rename = self.client.prepare_rename(&q).await?;
+            // A cancel ends the wait for the server at once; dropping the
+            // call kills a server that was still starting, with its group.
+            let rename = tokio::select! {
+                rename = self.client.prepare_rename(&q) => rename?,
+                _ = ctx.cancel.cancelled() => return Err(crate::bash::CANCELLED.to_string()),
+            };
             Ok(Plan {
                 title,
                 kind: ToolKind::Edit,
@@ -269,16 +274,20 @@ impl Tool for Lsp {
         &'a self,
         args: &'a serde_json::Value,
         plan: Plan,
-        _ctx: &'a ToolContext,
+        ctx: &'a ToolContext,
     ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
+            // Not cancellable: the files are written, then the server told.
             if let Some(rename) = plan.state.and_then(|s| s.downcast::<RenamePlan>().ok()) {
                 return outcome(self.client.apply_rename(&rename).await, true);
             }
             match query(args) {
                 Ok(q) => {
                     let rename = q.action == Action::Rename;
-                    outcome(self.client.call(&q).await, rename)
+                    tokio::select! {
+                        text = self.client.call(&q) => outcome(text, rename),
+                        _ = ctx.cancel.cancelled() => ToolOutput::fail(crate::bash::CANCELLED),
+                    }
                 }
                 Err(text) => ToolOutput::fail(text),
             }
