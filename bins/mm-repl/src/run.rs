@@ -1,7 +1,7 @@
 //! The wiring: flags → settings → agent → REPL or one turn. `main` only
 //! calls [`main`] here.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -96,7 +96,11 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
 
     let one_shot = cli.prompt.is_some() || !std::io::stdin().is_terminal();
     let question = if one_shot {
-        Some(question(cli.prompt.as_deref()).map_err(StartError::Front)?)
+        Some(
+            question(cli.prompt.as_deref(), tokio::io::stdin())
+                .await
+                .map_err(StartError::Front)?,
+        )
     } else {
         None
     };
@@ -126,17 +130,36 @@ fn with_newline(mut text: String) -> String {
     text
 }
 
-/// The one-shot question: `-p TEXT`, or stdin for `-p -` and when stdin is
-/// not a terminal.
-fn question(prompt: Option<&str>) -> Result<String, String> {
+/// The most a question read from stdin may hold: far more than any
+/// model's context, and a bound on what an endless pipe can cost.
+const MAX_STDIN_QUESTION: u64 = 4 << 20;
+
+/// The one-shot question: `-p TEXT`, or `stdin` for `-p -` and when stdin
+/// is not a terminal. Read asynchronously, so that SIGTERM is handled
+/// while it waits.
+async fn question(
+    prompt: Option<&str>,
+    stdin: impl tokio::io::AsyncRead + Unpin,
+) -> Result<String, String> {
+    use tokio::io::AsyncReadExt;
     let text = match prompt {
         Some(p) if p != "-" => p.to_owned(),
         _ => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
+            let mut bytes = Vec::new();
+            stdin
+                .take(MAX_STDIN_QUESTION + 1)
+                .read_to_end(&mut bytes)
+                .await
                 .map_err(|e| format!("cannot read the question from stdin: {e}"))?;
-            text
+            if bytes.len() as u64 > MAX_STDIN_QUESTION {
+                return Err(format!(
+                    "the question on stdin is larger than {} MiB; give a shorter one \
+                     (a long text can go in a file the question names with @path)",
+                    MAX_STDIN_QUESTION >> 20
+                ));
+            }
+            String::from_utf8(bytes)
+                .map_err(|_| "cannot read the question from stdin: it is not UTF-8".to_owned())?
         }
     };
     let text = text.trim_end_matches(['\n', '\r']).to_owned();
