@@ -5,12 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use mm_config::{Config, PermissionSetting};
+use mm_config::Config;
 use mm_engine::{
     Engine, EngineError, GenerateError, Message, StreamEvent, ToolCall, ToolDecl, Usage,
 };
 use mm_store::{Session, SessionInfo, Store};
-use mm_tools::{CallOutcome, PermissionMode, Permissions, ToolContext, Toolbox};
+use mm_tools::{CallOutcome, Permissions, ToolContext, Toolbox};
 use mm_ui::{Counters, Event, Sink, TurnOutcome};
 use tokio_util::sync::CancellationToken;
 
@@ -110,14 +110,9 @@ impl Agent {
                 parameters: s.parameters,
             })
             .collect();
-        let setting = match source {
-            PermissionSource::Terminal => config.permissions.default,
-            PermissionSource::Editor => config.acp.permissions,
-        };
-        let mode = match setting {
-            PermissionSetting::Allow => PermissionMode::Allow,
-            PermissionSetting::Ask => PermissionMode::Ask,
-        };
+        let (permissions, sandbox_warning) = crate::permissions::build(&config, cwd, source)?;
+        let mut warnings = warnings;
+        warnings.extend(sandbox_warning);
         let store = config
             .sessions
             .enabled
@@ -130,7 +125,7 @@ impl Agent {
             lsp,
             warnings,
             decls,
-            permissions: Arc::new(Permissions::new(mode)),
+            permissions: Arc::new(permissions),
             history: Vec::new(),
             store,
             session: None,
@@ -161,6 +156,12 @@ impl Agent {
     /// The model server's address.
     pub fn base_url(&self) -> &str {
         self.engine.base_url()
+    }
+
+    /// What `/permissions` shows: the default, the rules of the settings,
+    /// the rules added for this session, and the sandbox.
+    pub fn permission_lines(&self) -> Vec<String> {
+        crate::permissions::lines(&self.permissions)
     }
 
     /// The names of the declared tools.

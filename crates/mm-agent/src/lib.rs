@@ -11,6 +11,7 @@ pub mod commands;
 pub mod compact;
 pub mod history;
 pub mod mention;
+pub mod permissions;
 pub mod prompt;
 pub mod start;
 pub mod tools;

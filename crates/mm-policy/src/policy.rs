@@ -430,6 +430,145 @@ mod tests {
     }
 
     #[test]
+    fn the_order_is_deny_ask_allow_default() {
+        let cwd = Path::new("/");
+        let p = policy(
+            Mode::Ask,
+            &["bash(git *)"],
+            &["bash(git push*)"],
+            &["bash(git push --force*)"],
+        );
+        assert_eq!(p.check(&bash("git status", cwd)), Verdict::Allow);
+        assert_eq!(
+            p.check(&bash("git push origin", cwd)),
+            Verdict::Ask(AskReason::Rule("bash(git push*)".into()))
+        );
+        assert_eq!(
+            p.check(&bash("git push --force", cwd)),
+            Verdict::Deny("bash(git push --force*)".into())
+        );
+        assert_eq!(p.check(&bash("ls", cwd)), Verdict::Ask(AskReason::Default));
+        let allow = policy(Mode::Allow, &[], &["bash(git push*)"], &[]);
+        assert_eq!(allow.check(&bash("ls", cwd)), Verdict::Allow);
+        assert!(matches!(
+            allow.check(&bash("ls && git push", cwd)),
+            Verdict::Ask(AskReason::Rule(_))
+        ));
+        // A bare tool rule covers every call of the tool.
+        let bare = policy(Mode::Allow, &[], &[], &["bash"]);
+        assert_eq!(bare.check(&bash("", cwd)), Verdict::Deny("bash".into()));
+        // Session rules are allow rules: an ask rule still wins.
+        let p = policy(Mode::Ask, &[], &["bash(git push*)"], &[]);
+        p.allow_for_session(&bash("git push", cwd));
+        assert!(matches!(p.check(&bash("git push", cwd)), Verdict::Ask(_)));
+    }
+
+    #[test]
+    fn hostile_lines_are_judged_without_running_them() {
+        let cwd = Path::new("/p");
+        let p = policy(
+            Mode::Ask,
+            &["bash(git status*)", "bash(echo *)"],
+            &[],
+            &["bash(rm -rf *)"],
+        );
+        let deny = Verdict::Deny("bash(rm -rf *)".into());
+        assert_eq!(p.check(&bash("git status && rm -rf x", cwd)), deny);
+        assert_eq!(p.check(&bash("git status; rm -rf x", cwd)), deny);
+        assert_eq!(p.check(&bash("echo $(rm -rf x)", cwd)), deny);
+        assert_eq!(p.check(&bash("eval 'rm -rf x'", cwd)), deny);
+        assert_eq!(p.check(&bash("bash -c 'rm -rf x'", cwd)), deny);
+        assert_eq!(p.check(&bash("FOO=1 /bin/rm -rf x", cwd)), deny);
+        assert_eq!(p.check(&bash("git status | xargs rm -rf", cwd)), deny);
+        assert_eq!(
+            p.check(&bash("$(rm x)", cwd)),
+            Verdict::Ask(AskReason::Unreadable("command substitution".into()))
+        );
+        assert_eq!(
+            p.check(&bash("git status > /etc/x", cwd)),
+            Verdict::Ask(AskReason::WritesOutside("/etc/x".into()))
+        );
+        assert_eq!(
+            p.check(&bash("git status > out.txt 2>&1", cwd)),
+            Verdict::Allow
+        );
+        assert_eq!(
+            p.check(&bash("git status && echo done", cwd)),
+            Verdict::Allow
+        );
+        assert_eq!(
+            p.check(&bash("git status && rm x", cwd)),
+            Verdict::Ask(AskReason::Default)
+        );
+        assert!(matches!(
+            p.check(&bash("echo <(cat /etc/passwd)", cwd)),
+            Verdict::Ask(AskReason::Unreadable(_))
+        ));
+        assert!(matches!(
+            p.check(&bash("git status \"unterminated", cwd)),
+            Verdict::Ask(AskReason::Unreadable(_))
+        ));
+        // Under default allow with no rules for bash, nothing could refuse.
+        let open = policy(Mode::Allow, &[], &[], &["write_file(.env)"]);
+        assert_eq!(
+            open.check(&bash("echo $(date) > /tmp/x", cwd)),
+            Verdict::Allow
+        );
+        // With a deny rule, what cannot be read asks.
+        let guarded = policy(Mode::Allow, &[], &[], &["bash(rm -rf *)"]);
+        assert!(matches!(
+            guarded.check(&bash("$CMD -rf x", cwd)),
+            Verdict::Ask(AskReason::Unreadable(_))
+        ));
+        assert_eq!(guarded.check(&bash("ls > /tmp/x", cwd)), Verdict::Allow);
+    }
+
+    #[test]
+    fn paths_and_tools_without_a_subject() {
+        let cwd = Path::new("/p");
+        let p = policy(
+            Mode::Ask,
+            &["read_file", "lsp"],
+            &["write_file(docs/**)"],
+            &["write_file(.env)", "mcp__*__delete*"],
+        );
+        let call = |tool: &'static str, path: &'static str, changes: bool| Call {
+            tool,
+            subject: Subject::Path(Path::new(path)),
+            changes,
+            cwd,
+        };
+        assert_eq!(
+            p.check(&call("write_file", "config/.env", true)),
+            Verdict::Deny("write_file(.env)".into())
+        );
+        assert_eq!(
+            p.check(&call("write_file", "/p/docs/a/b.md", true)),
+            Verdict::Ask(AskReason::Rule("write_file(docs/**)".into()))
+        );
+        assert_eq!(
+            p.check(&call("write_file", "src/x.rs", true)),
+            Verdict::Ask(AskReason::Default)
+        );
+        assert_eq!(p.check(&call("read_file", ".env", false)), Verdict::Allow);
+        assert_eq!(p.check(&call("lsp", "a.rs", true)), Verdict::Allow);
+        let mcp = |tool: &'static str| Call {
+            tool,
+            subject: Subject::None,
+            changes: true,
+            cwd,
+        };
+        assert_eq!(
+            p.check(&mcp("mcp__github__delete_repo")),
+            Verdict::Deny("mcp__*__delete*".into())
+        );
+        assert_eq!(
+            p.check(&mcp("mcp__github__create_issue")),
+            Verdict::Ask(AskReason::Default)
+        );
+    }
+
+    #[test]
     fn the_session_rule_is_a_prefix_not_the_tool() {
         let cwd = Path::new("/");
         let p = policy(Mode::Ask, &[], &[], &[]);

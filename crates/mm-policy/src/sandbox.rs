@@ -68,6 +68,22 @@ impl Sandbox {
         if mode == SandboxMode::Off {
             return Sandbox::off();
         }
+        let mut sandbox = Sandbox::build(mode, network, cwd, temp);
+        sandbox.unavailable = probe(network).err();
+        sandbox
+    }
+
+    /// A sandbox this system cannot enforce, as [`Sandbox::new`] makes it
+    /// on such a kernel: every [`Sandbox::prepare`] fails with `why`, so no
+    /// command runs. For callers that found out for themselves, and for
+    /// tests on kernels that can.
+    pub fn unenforceable(mode: SandboxMode, network: bool, cwd: &Path, why: &str) -> Sandbox {
+        let mut sandbox = Sandbox::build(mode, network, cwd, &std::env::temp_dir());
+        sandbox.unavailable = Some(why.to_owned());
+        sandbox
+    }
+
+    fn build(mode: SandboxMode, network: bool, cwd: &Path, temp: &Path) -> Sandbox {
         let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         let roots = match mode {
             SandboxMode::WorkspaceWrite => {
@@ -84,7 +100,7 @@ impl Sandbox {
             mode,
             network,
             roots,
-            unavailable: probe(network).err(),
+            unavailable: None,
         }
     }
 
@@ -114,16 +130,16 @@ impl Sandbox {
         self.unavailable.as_deref()
     }
 
-    /// One line for the start of a session:
-    /// `sandbox: workspace-write (writes in /p, /tmp), no network`.
-    pub fn describe(&self) -> String {
-        let what = match self.mode {
-            SandboxMode::Off => return "sandbox: off".to_owned(),
-            SandboxMode::ReadOnly => "read-only (writes nowhere)".to_owned(),
+    /// What the sandbox allows, in words:
+    /// `workspace-write: writes only in /p, /tmp; no network`.
+    pub fn limits(&self) -> String {
+        let writes = match self.mode {
+            SandboxMode::Off => return "off".to_owned(),
+            SandboxMode::ReadOnly => "read-only: writes nowhere".to_owned(),
             SandboxMode::WorkspaceWrite => {
                 let roots: Vec<String> =
                     self.roots.iter().map(|r| r.display().to_string()).collect();
-                format!("workspace-write (writes in {})", roots.join(", "))
+                format!("workspace-write: writes only in {}", roots.join(", "))
             }
         };
         let net = if self.network {
@@ -131,11 +147,27 @@ impl Sandbox {
         } else {
             "no network"
         };
+        format!("{writes}; {net}")
+    }
+
+    /// One line for the start of a session:
+    /// `sandbox: workspace-write: writes only in /p, /tmp; no network`, or
+    /// why it cannot be enforced.
+    pub fn describe(&self) -> String {
         match &self.unavailable {
-            None => format!("sandbox: {what}, {net}"),
+            None => format!("sandbox: {}", self.limits()),
             Some(why) => format!(
-                "sandbox: {what} cannot be enforced here ({why}); bash commands will be refused"
+                "sandbox: {} cannot be enforced here ({why}); bash commands will be refused",
+                self.mode_name()
             ),
+        }
+    }
+
+    fn mode_name(&self) -> &'static str {
+        match self.mode {
+            SandboxMode::Off => "off",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
         }
     }
 

@@ -246,7 +246,7 @@ fn off_confines_nothing_and_describes_itself() {
         assert_eq!(
             on.describe(),
             format!(
-                "sandbox: workspace-write (writes in {}, {}), no network",
+                "sandbox: workspace-write: writes only in {}, {}; no network",
                 w.work.display(),
                 w.temp.display()
             )

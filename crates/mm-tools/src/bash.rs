@@ -32,7 +32,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use mm_ui::ToolKind;
+use mm_policy::{Confinement, Sandbox};
+use mm_ui::{Event, ToolKind};
 use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
@@ -45,7 +46,7 @@ pub use output::{REDACTED, fit, omitted_marker, preview, redact};
 use mm_child::DeathGuard;
 
 use crate::tool::{
-    Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, parse_args, text_field,
+    Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, parse_args, text_field,
 };
 
 /// Environment variables that hold provider keys; never passed to a command
@@ -227,7 +228,12 @@ impl Bash {
     /// timeout, a cancel, a shell that could not start).
     pub async fn run_command(&self, command: &str, ctx: &ToolContext) -> ToolOutput {
         let max = self.settings.max_output;
-        let (reader, mut child) = match self.spawn(command, ctx) {
+        // Never unconfined when a sandbox was asked for.
+        let confinement = match ctx.permissions.sandbox().prepare() {
+            Ok(c) => c,
+            Err(why) => return ToolOutput::fail(fit("", &sandbox_unavailable(&why), max)),
+        };
+        let (reader, mut child) = match self.spawn(command, ctx, confinement) {
             Ok(started) => started,
             Err(e) => {
                 // A spawn in a folder that is gone fails with "No such file
@@ -311,10 +317,11 @@ impl Bash {
             End::Cancelled => CANCELLED.to_string(),
         };
         let failed = !suffix.is_empty();
-        ToolOutput {
-            text: sink.finish(&suffix),
-            failed,
+        let text = sink.finish(&suffix);
+        if failed && let Some(line) = sandbox_hint(ctx.permissions.sandbox(), &text) {
+            ctx.sink.event(Event::Notice { text: line });
         }
+        ToolOutput { text, failed }
     }
 
     /// Starts `bash -c` with the write end of one pipe as both stdout and
@@ -323,6 +330,7 @@ impl Bash {
         &self,
         command: &str,
         ctx: &ToolContext,
+        confinement: Option<Confinement>,
     ) -> io::Result<(OwnedFd, tokio::process::Child)> {
         let (reader, writer) = io::pipe()?;
         let writer_err = writer.try_clone()?;
@@ -345,9 +353,16 @@ impl Bash {
         }
         let parent = std::process::id();
         // SAFETY: the closure runs between fork and exec and only calls
-        // async-signal-safe functions (prctl, getppid).
+        // async-signal-safe functions (prctl, getppid, and the Landlock and
+        // seccomp system calls of a confinement prepared here, before fork).
         unsafe {
-            cmd.pre_exec(move || mm_child::die_with_parent(parent));
+            cmd.pre_exec(move || {
+                mm_child::die_with_parent(parent)?;
+                match &confinement {
+                    Some(c) => c.apply(),
+                    None => Ok(()),
+                }
+            });
         }
         let child = cmd.spawn();
         // Our copies of the write end must close, or the pipe never ends.
@@ -403,6 +418,35 @@ impl OutputSink {
         self.redactor.finish(&mut |s: &str| collector.push(s));
         self.collector.finish(suffix)
     }
+}
+
+/// What the model gets when the sandbox asked for cannot be enforced: the
+/// command does not run.
+pub fn sandbox_unavailable(why: &str) -> String {
+    format!(
+        "[error: the sandbox cannot be enforced on this system ({why}); the command was not run]"
+    )
+}
+
+/// The errors a command prints when the kernel refuses it a write
+/// (Landlock: EACCES, or EROFS) or a socket (the seccomp filter: EPERM).
+const REFUSED_TEXTS: &[&str] = &[
+    "Permission denied",
+    "Operation not permitted",
+    "Read-only file system",
+];
+
+/// The line a front end shows when a sandboxed command failed with one of
+/// those errors. A hint read from the output: the kernel does not say
+/// which call it refused.
+pub fn sandbox_hint(sandbox: &Sandbox, output: &str) -> Option<String> {
+    if !sandbox.is_on() || !REFUSED_TEXTS.iter().any(|t| output.contains(t)) {
+        return None;
+    }
+    Some(format!(
+        "the sandbox may have blocked this command ({})",
+        sandbox.limits()
+    ))
 }
 
 /// `""` for success, else the exit line of decisions.md 14.
@@ -491,6 +535,14 @@ impl Tool for Bash {
             title: text_field(args, "command").unwrap_or("bash").to_string(),
             kind: ToolKind::Execute,
             locations: Vec::new(),
+        }
+    }
+
+    /// The command line.
+    fn subject(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Subject {
+        match args.get("command").and_then(serde_json::Value::as_str) {
+            Some(command) => Subject::Command(command.to_string()),
+            None => Subject::None,
         }
     }
 

@@ -32,7 +32,7 @@ use std::path::{Component, Path, PathBuf};
 use mm_ui::{FileChange, ToolKind};
 use serde::de::DeserializeOwned;
 
-use crate::tool::{Described, Plan, ToolContext, ToolOutput, invalid_args, text_field};
+use crate::tool::{Described, Plan, Subject, ToolContext, ToolOutput, invalid_args, text_field};
 use disk::Pending;
 
 /// What the model gets when the user refuses a write (decisions.md 8).
@@ -110,6 +110,22 @@ fn absolute(cwd: &Path, path: &str) -> PathBuf {
         }
     }
     out
+}
+
+/// `Err` when the sandbox keeps mm from writing `path`: a file tool writes
+/// only where a sandboxed command could.
+fn may_write(ctx: &ToolContext, path: &str) -> Result<(), String> {
+    ctx.permissions
+        .sandbox()
+        .may_write(&ctx.cwd, Path::new(path))
+}
+
+/// The absolute path a file tool's call names, for the permission rules.
+fn path_subject(args: &serde_json::Value, ctx: &ToolContext) -> Subject {
+    match text_field(args, "path") {
+        Some(path) => Subject::Path(absolute(&ctx.cwd, path)),
+        None => Subject::None,
+    }
 }
 
 /// How a file tool's call is shown: the path as the model gave it (the

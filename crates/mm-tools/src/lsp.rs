@@ -24,7 +24,8 @@ use serde::{Deserialize, Deserializer};
 use crate::files::PREVIEW_LIMIT;
 use crate::lenient;
 use crate::tool::{
-    Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args, parse_args, text_field,
+    Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args, parse_args,
+    text_field,
 };
 
 const NAME: &str = "lsp";
@@ -195,6 +196,14 @@ impl Tool for Lsp {
         }
     }
 
+    /// The file the call is about.
+    fn subject(&self, args: &serde_json::Value, ctx: &ToolContext) -> Subject {
+        match text_field(args, "path") {
+            Some(path) => Subject::Path(PathBuf::from(absolute(&ctx.cwd, path))),
+            None => Subject::None,
+        }
+    }
+
     /// The title the plan would give (`definition main.go greet`), kind
     /// `edit` for `rename` and `read` otherwise, the file as location.
     fn describe(&self, args: &serde_json::Value, ctx: &ToolContext) -> Described {
@@ -254,6 +263,10 @@ impl Tool for Lsp {
                 rename = self.client.prepare_rename(&q) => rename?,
                 _ = ctx.cancel.cancelled() => return Err(crate::bash::CANCELLED.to_string()),
             };
+            let sandbox = ctx.permissions.sandbox();
+            for f in &rename.files {
+                sandbox.may_write(&ctx.cwd, &f.path)?;
+            }
             Ok(Plan {
                 title,
                 kind: ToolKind::Edit,

@@ -3,11 +3,11 @@
 //! parse → plan (preview, no side effect) → permission → run → detector.
 
 use std::any::Any;
-use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use mm_policy::{Policy, Sandbox};
 use mm_ui::{FileChange, Sink, ToolKind};
 use tokio_util::sync::CancellationToken;
 
@@ -20,46 +20,60 @@ pub struct ToolSpec {
     pub parameters: serde_json::Value,
 }
 
-/// Whether tools that change things ask first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PermissionMode {
-    /// Run without asking.
-    Allow,
-    /// Ask the sink before `bash`, `write_file`, `edit_file`, `lsp rename`.
-    Ask,
-}
+/// Whether tools that change things ask first when no rule speaks
+/// (`permissions.default`).
+pub use mm_policy::Mode as PermissionMode;
 
-/// The permission policy of one session: the mode and the tools the user
-/// allowed for the rest of the session ("allow always", remembered per tool
-/// name).
+/// What the calls of one session may do: the permission rules (with the
+/// rules "allow for the session" adds) and the sandbox of `bash` commands,
+/// whose writable folders the file tools obey too.
 #[derive(Debug)]
 pub struct Permissions {
-    pub mode: PermissionMode,
-    always: Mutex<HashSet<String>>,
+    policy: Policy,
+    sandbox: Sandbox,
 }
 
 impl Permissions {
+    /// No rules, this default, no sandbox.
     pub fn new(mode: PermissionMode) -> Self {
-        Permissions {
-            mode,
-            always: Mutex::new(HashSet::new()),
-        }
+        Permissions::with(Policy::with_default(mode), Sandbox::off())
     }
 
-    /// True when a call of `tool` that needs permission must ask.
-    pub fn must_ask(&self, tool: &str) -> bool {
-        self.mode == PermissionMode::Ask
-            && !self
-                .always
-                .lock()
-                .map(|set| set.contains(tool))
-                .unwrap_or(false)
+    /// These rules and this sandbox.
+    pub fn with(policy: Policy, sandbox: Sandbox) -> Self {
+        Permissions { policy, sandbox }
     }
 
-    /// Remember "allow always" for `tool`.
-    pub fn allow_always(&self, tool: &str) {
-        if let Ok(mut set) = self.always.lock() {
-            set.insert(tool.to_string());
+    /// The rules.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The sandbox.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+}
+
+/// What the permission rules of a call are matched against.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Subject {
+    /// Nothing: only rules without a pattern apply.
+    #[default]
+    None,
+    /// A `bash` command line.
+    Command(String),
+    /// The absolute path a file tool reads or writes.
+    Path(PathBuf),
+}
+
+impl Subject {
+    /// The form mm-policy judges.
+    pub fn as_policy(&self) -> mm_policy::Subject<'_> {
+        match self {
+            Subject::None => mm_policy::Subject::None,
+            Subject::Command(c) => mm_policy::Subject::Command(c),
+            Subject::Path(p) => mm_policy::Subject::Path(p),
         }
     }
 }
@@ -213,6 +227,15 @@ pub trait Tool: Send + Sync {
             kind: ToolKind::Other,
             locations: Vec::new(),
         }
+    }
+
+    /// What the permission rules judge a call by, from its arguments (an
+    /// object): the command line of `bash`, the path of a file tool. The
+    /// default is nothing: only rules without a pattern apply. Asked before
+    /// `plan`, so a denied call costs no planning.
+    fn subject(&self, args: &serde_json::Value, ctx: &ToolContext) -> Subject {
+        let _ = (args, ctx);
+        Subject::None
     }
 
     fn plan<'a>(

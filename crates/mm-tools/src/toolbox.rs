@@ -1,6 +1,8 @@
 //! The one place a tool call goes through: find the tool, parse the
-//! arguments, plan (preview, no side effect), ask permission, run, redact,
-//! cap, record in the loop detector, and tell the Sink at each step.
+//! arguments, judge it by the permission rules (a denied call is not even
+//! planned), plan (preview, no side effect), ask permission when the rules
+//! say so, run, redact, cap, record in the loop detector, and tell the Sink
+//! at each step.
 //!
 //! Every failure is text for the model; only the detector's second level
 //! ([`CallOutcome::Stop`]) ends the turn. Events, for every call the model
@@ -30,12 +32,18 @@
 //! - `the working directory <cwd> is gone (deleted or moved while mm ran);
 //!   mm will not re-create it`, checked before the plan and again before the
 //!   run ([`ToolContext::cwd_gone`])
+//! - `[denied by rule "<rule>"]` for a call a deny rule refuses
+//! - `[call rejected by the user]` when the user refuses a call of a tool
+//!   with no refusal text of its own (one that only a rule made ask)
+//! - the notice `session rule added: bash(git status *)` after "allow for
+//!   the session" (mm-policy records the command's prefix, not the tool)
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Mutex;
 
 use futures::FutureExt;
-use mm_detector::{Detector, Verdict, loop_detected_text, stop_text};
+use mm_detector::{Detector, loop_detected_text, stop_text};
+use mm_policy::{Call, Verdict};
 use mm_ui::{Decision, Event, ToolInfo, ToolKind, ToolStatus};
 use serde_json::Value;
 
@@ -44,6 +52,23 @@ use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, inva
 
 /// The result of a call that did not run because the turn stopped first.
 pub const NOT_RUN: &str = "[not run: the turn was stopped]";
+
+/// What the model gets when the user refuses a call of a tool that has no
+/// refusal text of its own (one a rule made ask).
+pub const REJECTED: &str = "[call rejected by the user]";
+
+/// What the model gets for a call a deny rule refused: `[denied by rule
+/// "bash(rm -rf *)"]`.
+pub fn denied_text(rule: &str) -> String {
+    format!("[denied by rule \"{rule}\"]")
+}
+
+/// The notice after "allow for the session": `session rule added:
+/// bash(git status *)`.
+pub fn session_rule_text(rules: &[String]) -> String {
+    let noun = if rules.len() == 1 { "rule" } else { "rules" };
+    format!("session {noun} added: {}", rules.join(", "))
+}
 
 /// Settings of the toolbox.
 #[derive(Debug, Clone)]
@@ -206,6 +231,22 @@ impl Toolbox {
             start_unplanned(describe());
             return refused(text);
         }
+        // The rules judge the call by its subject; a denied call is not
+        // even planned.
+        let subject = std::panic::catch_unwind(AssertUnwindSafe(|| tool.subject(&args, ctx)))
+            .unwrap_or_default();
+        let judge = |changes: bool| {
+            ctx.permissions.policy().check(&Call {
+                tool: name,
+                subject: subject.as_policy(),
+                changes,
+                cwd: &ctx.cwd,
+            })
+        };
+        if let Verdict::Deny(rule) = judge(true) {
+            start_unplanned(describe());
+            return refused(denied_text(&rule));
+        }
         let planned = AssertUnwindSafe(tool.plan(&args, ctx)).catch_unwind().await;
         let plan: Plan = match planned {
             Ok(Ok(plan)) => plan,
@@ -231,30 +272,41 @@ impl Toolbox {
         ctx.sink.event(Event::ToolStart { info: info.clone() });
         let echo = plan.echo;
 
-        if let Some(rejection) = plan.rejection
-            && ctx.permissions.must_ask(name)
-        {
-            let decision = tokio::select! {
-                d = ctx.sink.permission(&info) => d,
-                _ = ctx.cancel.cancelled() => Decision::Cancelled,
-            };
-            match decision {
-                Decision::AllowOnce => {}
-                Decision::AllowAlways => ctx.permissions.allow_always(name),
-                Decision::Reject => {
-                    return self.finish(
-                        call_id,
-                        name,
-                        arguments,
-                        ToolOutput::fail(rejection),
-                        echo,
-                        ctx,
-                    );
-                }
-                // acp.md: an outcome `cancelled` means the turn was cancelled.
-                Decision::Cancelled => {
-                    ctx.cancel.cancel();
-                    return self.not_run(call_id, name, ctx);
+        match judge(plan.rejection.is_some()) {
+            Verdict::Allow => {}
+            Verdict::Deny(rule) => {
+                let out = ToolOutput::fail(denied_text(&rule));
+                return self.finish(call_id, name, arguments, out, echo, ctx);
+            }
+            Verdict::Ask(_) => {
+                let decision = tokio::select! {
+                    d = ctx.sink.permission(&info) => d,
+                    _ = ctx.cancel.cancelled() => Decision::Cancelled,
+                };
+                match decision {
+                    Decision::AllowOnce => {}
+                    Decision::AllowAlways => {
+                        let added = ctx.permissions.policy().allow_for_session(&Call {
+                            tool: name,
+                            subject: subject.as_policy(),
+                            changes: true,
+                            cwd: &ctx.cwd,
+                        });
+                        if !added.is_empty() {
+                            ctx.sink.event(Event::Notice {
+                                text: session_rule_text(&added),
+                            });
+                        }
+                    }
+                    Decision::Reject => {
+                        let out = ToolOutput::fail(plan.rejection.unwrap_or(REJECTED));
+                        return self.finish(call_id, name, arguments, out, echo, ctx);
+                    }
+                    // acp.md: an outcome `cancelled` means the turn was cancelled.
+                    Decision::Cancelled => {
+                        ctx.cancel.cancel();
+                        return self.not_run(call_id, name, ctx);
+                    }
                 }
             }
         }
@@ -299,18 +351,18 @@ impl Toolbox {
         }
         let verdict = self.detector().record(name, arguments, &output);
         let outcome = match verdict {
-            Verdict::Ok => CallOutcome::Output(ToolOutput {
+            mm_detector::Verdict::Ok => CallOutcome::Output(ToolOutput {
                 text: output,
                 failed,
             }),
-            Verdict::Warn => {
+            mm_detector::Verdict::Warn => {
                 push_line(&mut output, loop_detected_text());
                 CallOutcome::Output(ToolOutput {
                     text: output,
                     failed,
                 })
             }
-            Verdict::Stop => {
+            mm_detector::Verdict::Stop => {
                 let error = stop_text(name);
                 push_line(&mut output, &error);
                 CallOutcome::Stop { output, error }

@@ -381,19 +381,29 @@ async fn permission_allow_once_asks_every_time() {
 }
 
 #[tokio::test]
-async fn permission_allow_always_is_remembered_per_tool() {
+async fn permission_allow_always_is_remembered_for_the_command_prefix() {
     let s = setup(
         PermissionMode::Ask,
-        &[Decision::AllowAlways, Decision::AllowOnce],
+        &[
+            Decision::AllowAlways,
+            Decision::AllowOnce,
+            Decision::AllowAlways,
+        ],
         &[],
     );
     assert_eq!(s.output("bash", r#"{"command":"echo one"}"#).await, "one\n");
-    assert_eq!(s.output("bash", r#"{"command":"echo two"}"#).await, "two\n");
+    assert_eq!(
+        s.output("bash", r#"{"command":"echo one two"}"#).await,
+        "one two\n"
+    );
     assert_eq!(s.sink.asked(), 1);
-    assert!(!s.ctx.permissions.must_ask("bash"));
-    // Another tool still asks.
-    assert_eq!(s.output("alpha", r#"{"text":"a"}"#).await, "echo:a");
+    // Another command of the same tool still asks (rules.rs has more).
+    assert_eq!(s.output("bash", r#"{"command":"echo two"}"#).await, "two\n");
     assert_eq!(s.sink.asked(), 2);
+    // Other tools are remembered by name.
+    assert_eq!(s.output("alpha", r#"{"text":"a"}"#).await, "echo:a");
+    assert_eq!(s.output("alpha", r#"{"text":"b"}"#).await, "echo:b");
+    assert_eq!(s.sink.asked(), 3);
 }
 
 #[tokio::test]

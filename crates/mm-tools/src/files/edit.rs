@@ -10,10 +10,12 @@ use serde::Deserialize;
 use super::disk::{self, Content, Existing, Pending};
 use super::{
     Outcome, PREVIEW_LIMIT, Prepared, absolute, blocking, describe_path, file_change, io_failure,
-    is_directory, large_change, missing, not_utf8, parse, run_write, unchanged, with_diff,
-    write_plan,
+    is_directory, large_change, may_write, missing, not_utf8, parse, path_subject, run_write,
+    unchanged, with_diff, write_plan,
 };
-use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args};
+use crate::tool::{
+    Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args,
+};
 
 const NAME: &str = "edit_file";
 
@@ -166,6 +168,11 @@ impl Tool for EditFile {
         describe_path(NAME, mm_ui::ToolKind::Edit, args, ctx)
     }
 
+    /// The path.
+    fn subject(&self, args: &serde_json::Value, ctx: &ToolContext) -> Subject {
+        path_subject(args, ctx)
+    }
+
     fn plan<'a>(
         &'a self,
         args: &'a serde_json::Value,
@@ -173,6 +180,9 @@ impl Tool for EditFile {
     ) -> BoxFuture<'a, Result<Plan, String>> {
         Box::pin(async move {
             let a = Args::parse(args)?;
+            if !a.dry_run {
+                may_write(ctx, &a.path)?;
+            }
             let title = a.path.clone();
             let cwd = ctx.cwd.clone();
             let prepared = blocking(move || prepare(&cwd, a)).await?;
@@ -189,6 +199,12 @@ impl Tool for EditFile {
         Box::pin(async move {
             let cwd = ctx.cwd.clone();
             let parsed = Args::parse(args);
+            if let Ok(a) = &parsed
+                && !a.dry_run
+                && let Err(text) = may_write(ctx, &a.path)
+            {
+                return ToolOutput::fail(text);
+            }
             run_write(plan.state, move || prepare(&cwd, parsed?)).await
         })
     }

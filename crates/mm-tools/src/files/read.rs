@@ -18,10 +18,13 @@ use serde::{Deserialize, Deserializer};
 use super::disk::{NotRegular, open_regular, special_kind};
 use super::{
     absolute, blocking, describe_path, io_failure, is_directory, missing, not_regular, parse,
+    path_subject,
 };
 use crate::bash::redacted;
 use crate::lenient;
-use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args};
+use crate::tool::{
+    Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args,
+};
 
 const NAME: &str = "read_file";
 
@@ -109,6 +112,11 @@ impl Tool for ReadFile {
     /// The path, kind `read`, the absolute path as location.
     fn describe(&self, args: &serde_json::Value, ctx: &ToolContext) -> Described {
         describe_path(NAME, ToolKind::Read, args, ctx)
+    }
+
+    /// The path.
+    fn subject(&self, args: &serde_json::Value, ctx: &ToolContext) -> Subject {
+        path_subject(args, ctx)
     }
 
     fn plan<'a>(

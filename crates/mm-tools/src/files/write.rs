@@ -9,9 +9,11 @@ use serde::Deserialize;
 use super::disk::{self, Content, Existing, Pending};
 use super::{
     Outcome, Prepared, absolute, blocking, describe_path, file_change, io_failure, is_directory,
-    not_utf8, parse, run_write, unchanged, with_diff, write_plan,
+    may_write, not_utf8, parse, path_subject, run_write, unchanged, with_diff, write_plan,
 };
-use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args};
+use crate::tool::{
+    Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args,
+};
 
 const NAME: &str = "write_file";
 
@@ -114,6 +116,11 @@ impl Tool for WriteFile {
         describe_path(NAME, mm_ui::ToolKind::Edit, args, ctx)
     }
 
+    /// The path.
+    fn subject(&self, args: &serde_json::Value, ctx: &ToolContext) -> Subject {
+        path_subject(args, ctx)
+    }
+
     fn plan<'a>(
         &'a self,
         args: &'a serde_json::Value,
@@ -121,6 +128,7 @@ impl Tool for WriteFile {
     ) -> BoxFuture<'a, Result<Plan, String>> {
         Box::pin(async move {
             let a = Args::parse(args)?;
+            may_write(ctx, &a.path)?;
             let title = a.path.clone();
             let cwd = ctx.cwd.clone();
             let prepared = blocking(move || prepare(&cwd, a)).await?;
@@ -137,6 +145,11 @@ impl Tool for WriteFile {
         Box::pin(async move {
             let cwd = ctx.cwd.clone();
             let parsed = Args::parse(args);
+            if let Ok(a) = &parsed
+                && let Err(text) = may_write(ctx, &a.path)
+            {
+                return ToolOutput::fail(text);
+            }
             run_write(plan.state, move || prepare(&cwd, parsed?)).await
         })
     }

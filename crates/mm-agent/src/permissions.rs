@@ -1,0 +1,74 @@
+//! What a session's calls may do, built from the settings: the permission
+//! rules (mm-policy) and the sandbox of `bash` commands; and how
+//! `/permissions` lists them.
+
+use std::path::Path;
+
+use mm_config::{Config, PermissionSetting, SandboxSetting};
+use mm_policy::{Listing, Mode, Policy, RuleLists, Sandbox, SandboxMode};
+use mm_tools::Permissions;
+
+use crate::agent::{AgentError, PermissionSource};
+
+/// The rules and the sandbox of a session rooted at `cwd`, and the line to
+/// show at start when the sandbox asked for cannot be enforced here.
+pub fn build(
+    config: &Config,
+    cwd: &Path,
+    source: PermissionSource,
+) -> Result<(Permissions, Option<String>), AgentError> {
+    let default = match source {
+        PermissionSource::Terminal => config.permissions.default,
+        PermissionSource::Editor => config.acp.permissions,
+    };
+    let rules = &config.permissions;
+    let policy = Policy::new(RuleLists {
+        default: match default {
+            PermissionSetting::Allow => Mode::Allow,
+            PermissionSetting::Ask => Mode::Ask,
+        },
+        allow: &rules.allow,
+        ask: &rules.ask,
+        deny: &rules.deny,
+    })
+    .map_err(|e| AgentError::Other(format!("{e} (in the user's settings file)")))?;
+    let mode = match config.sandbox {
+        SandboxSetting::Off => SandboxMode::Off,
+        SandboxSetting::ReadOnly => SandboxMode::ReadOnly,
+        SandboxSetting::WorkspaceWrite => SandboxMode::WorkspaceWrite,
+    };
+    let sandbox = Sandbox::new(mode, config.sandbox_network, cwd, &std::env::temp_dir());
+    let warning = sandbox.unavailable().map(|_| sandbox.describe());
+    Ok((Permissions::with(policy, sandbox), warning))
+}
+
+/// The `/permissions` lines: the default, each list of rules (the
+/// session's last), and the sandbox.
+pub fn lines(permissions: &Permissions) -> Vec<String> {
+    let Listing {
+        default,
+        deny,
+        ask,
+        allow,
+        session,
+    } = permissions.policy().listing();
+    let list = |rules: &[String]| {
+        if rules.is_empty() {
+            "(none)".to_owned()
+        } else {
+            rules.join(", ")
+        }
+    };
+    let default = match default {
+        Mode::Allow => "allow",
+        Mode::Ask => "ask",
+    };
+    vec![
+        format!("default: {default}"),
+        format!("deny: {}", list(&deny)),
+        format!("ask: {}", list(&ask)),
+        format!("allow: {}", list(&allow)),
+        format!("allowed for this session: {}", list(&session)),
+        permissions.sandbox().describe(),
+    ]
+}
