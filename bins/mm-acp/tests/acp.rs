@@ -109,7 +109,10 @@ async fn a_new_session_offers_the_editor_commands() {
             .iter()
             .map(|c| c["name"].as_str().unwrap().to_string())
             .collect();
-        assert_eq!(names, ["new", "compact", "undo", "redo", "diff"]);
+        assert_eq!(
+            names,
+            ["new", "compact", "undo", "redo", "diff", "permissions"]
+        );
         assert!(!id.0.is_empty());
 
         // A session/new that breaks the schema (no mcpServers) is -32602.
@@ -257,12 +260,13 @@ async fn bash_allowed_once_is_asked_before_every_call() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn bash_allowed_always_is_not_asked_again_in_the_session() {
+async fn bash_allowed_always_records_the_command_prefix_for_the_session() {
     let mock = MockServer::start(vec![
         Reply::tool_call("call_1", "bash", r#"{"command":"echo one"}"#),
-        Reply::tool_call("call_2", "bash", r#"{"command":"echo two"}"#),
+        Reply::tool_call("call_2", "bash", r#"{"command":"echo one two"}"#),
         Reply::text("done"),
-        Reply::tool_call("call_3", "bash", r#"{"command":"echo three"}"#),
+        Reply::tool_call("call_3", "bash", r#"{"command":"echo one three"}"#),
+        Reply::tool_call("call_4", "bash", r#"{"command":"printf four"}"#),
         Reply::text("done again"),
     ])
     .await
@@ -281,20 +285,67 @@ async fn bash_allowed_always_is_not_asked_again_in_the_session() {
         let updates = ctx.drain();
         for (call, out) in [
             ("call_1", "one\n"),
-            ("call_2", "two\n"),
-            ("call_3", "three\n"),
+            ("call_2", "one two\n"),
+            ("call_3", "one three\n"),
+            ("call_4", "four"),
         ] {
             let last = about(&updates, call).pop().unwrap();
             assert_eq!(last["status"], "completed", "{call}");
             assert_eq!(last["content"][0]["content"]["text"], out, "{call}");
         }
-        assert_eq!(
-            ctx.asked.lock().unwrap().len(),
-            1,
-            "asked again after allow_always"
+        // Asked for the first call and for the other command only.
+        let asked: Vec<String> = ctx
+            .asked
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.tool_call.tool_call_id.0.to_string())
+            .collect();
+        assert_eq!(asked, ["call_1", "call_4"]);
+        assert!(
+            chunks(&updates, "agent_message_chunk")
+                .contains("session rule added: bash(echo one *)"),
+            "{updates:#?}"
+        );
+        // /permissions lists the session's rule.
+        ctx.prompt(&id, "/permissions").await;
+        let listed = chunks(&ctx.drain(), "agent_message_chunk");
+        assert!(
+            listed.contains("allowed for this session: bash(echo one *)"),
+            "{listed}"
         );
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denied_call_fails_with_the_rule_and_is_never_asked() {
+    let mock = MockServer::start(vec![
+        Reply::tool_call("call_1", "bash", r#"{"command":"ls && rm -rf victim"}"#),
+        Reply::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "permissions:\n  deny: [\"bash(rm -rf *)\"]\n");
+    std::fs::create_dir(env.project.join("victim")).unwrap();
+    run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        assert_eq!(
+            ctx.prompt(&id, "clean").await.stop_reason,
+            StopReason::EndTurn
+        );
+        let updates = ctx.drain();
+        let call = about(&updates, "call_1");
+        let last = call.last().unwrap();
+        assert_eq!(last["status"], "failed");
+        assert_eq!(
+            last["content"][0]["content"]["text"],
+            "[denied by rule \"bash(rm -rf *)\"]"
+        );
+        assert!(ctx.asked.lock().unwrap().is_empty());
+    })
+    .await;
+    assert!(env.project.join("victim").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -776,7 +827,7 @@ async fn slash_commands_of_the_editor_slice_run_without_the_model() {
         );
         assert_eq!(
             chunks(&ctx.drain(), "agent_message_chunk"),
-            "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff"
+            "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff, /permissions"
         );
         assert_eq!(
             ctx.prompt(&id, "/new").await.stop_reason,

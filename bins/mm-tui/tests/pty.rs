@@ -26,6 +26,11 @@ struct World {
 
 impl World {
     fn new(script: Vec<Reply>) -> World {
+        World::with(script, "permissions: ask\n")
+    }
+
+    /// A world whose user file holds `settings` after the model's address.
+    fn with(script: Vec<Reply>, settings: &str) -> World {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -40,7 +45,7 @@ impl World {
         std::fs::write(
             root.path().join("config/mm/config.yaml"),
             format!(
-                "model: openai-compatible/test\nbaseURL: {}/v1\nretries: 0\nwatchdog: 15\npermissions: ask\n",
+                "model: openai-compatible/test\nbaseURL: {}/v1\nretries: 0\nwatchdog: 15\n{settings}",
                 server.url()
             ),
         )
@@ -417,4 +422,62 @@ fn undo_redo_and_a_coloured_diff_in_the_window() {
     assert_eq!(read("b.txt"), None);
     let (status, _) = win.quit();
     assert!(status.success());
+}
+
+#[test]
+fn rules_deny_and_s_records_the_prefix_in_the_window() {
+    let w = World::with(
+        vec![
+            bash("c1", "true && rm -rf victim"),
+            Reply::text("Denied, fine."),
+            bash("c2", "echo one"),
+            Reply::text("First."),
+            bash("c3", "echo one two"),
+            Reply::text("Second, unasked."),
+        ],
+        "permissions:\n  default: ask\n  deny: [\"bash(rm -rf *)\"]\n",
+    );
+    std::fs::create_dir(w.cwd.join("victim")).unwrap();
+    let mut win = w.spawn();
+    win.wait_for("0/0 tokens");
+
+    win.type_line("clean up");
+    let done = win.wait_for("Denied, fine.");
+    assert!(done.contains("‣ bash  true && rm -rf victim  ✗"), "{done}");
+    assert!(
+        !done.contains("[a] allow once"),
+        "a denied call never asks: {done}"
+    );
+    assert!(w.cwd.join("victim").exists());
+
+    win.type_line("first");
+    win.wait_for("[s] allow for this session");
+    win.send("s");
+    let shown = win.wait_for("First.");
+    assert!(
+        shown.contains("session rule added: bash(echo one *)"),
+        "{shown}"
+    );
+    win.type_line("second");
+    let shown = win.wait_for("Second, unasked.");
+    assert!(!shown.contains("[a] allow once"), "{shown}");
+
+    win.type_line("/permissions");
+    let listed = win.wait_for("allowed for this session: bash(echo one *)");
+    assert!(listed.contains("deny: bash(rm -rf *)"), "{listed}");
+    let (status, _) = win.quit();
+    assert!(status.success());
+
+    let chats = w.chats();
+    let results: Vec<String> = chats[chats.len() - 1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        results,
+        ["[denied by rule \"bash(rm -rf *)\"]", "one\n", "one two\n"]
+    );
 }

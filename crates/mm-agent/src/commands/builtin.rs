@@ -69,6 +69,11 @@ pub(super) fn table() -> Vec<Command> {
         )
         .with_argument(Argument::Optional("[provider/model]".into()))
         .with_fronts(TERMINAL),
+        Command::new(
+            "permissions",
+            "Show the permission rules, this session's rules and the sandbox",
+            Run::Now(permissions),
+        ),
         Command::new("help", "List the commands", Run::Free(Arc::new(help))).with_fronts(TERMINAL),
         Command::new(
             "quit",
@@ -182,6 +187,11 @@ fn diff<'a>(
             Err(e) => Outcome::Error(e.to_string()),
         }
     })
+}
+
+/// `/permissions`: the default, the rules, the session's rules, the sandbox.
+fn permissions(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
+    Outcome::List(agent.permission_lines())
 }
 
 fn copy_last(agent: &mut Agent, _call: &Call<'_>) -> Outcome {

@@ -418,9 +418,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn editor_slice_is_new_compact_and_the_checkpoint_commands() {
+    fn editor_slice_is_new_compact_and_the_checkpoint_commands_and_permissions() {
         let names: Vec<_> = for_front(Front::Editor).map(|c| c.name()).collect();
-        assert_eq!(names, ["new", "compact", "undo", "redo", "diff"]);
+        assert_eq!(
+            names,
+            ["new", "compact", "undo", "redo", "diff", "permissions"]
+        );
     }
 
     #[test]
@@ -501,7 +504,8 @@ mod tests {
         assert_eq!(
             table.unknown("copy", Front::Editor),
             Outcome::Error(
-                "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff"
+                "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff, \
+                 /permissions"
                     .into()
             )
         );
