@@ -47,10 +47,12 @@ impl Layout {
 /// One output stream.
 pub struct Output {
     pub writer: Box<dyn Write + Send>,
-    /// Is a terminal: gets color (unless `NO_COLOR`), the spinner, and
-    /// `\r\n` line ends while raw mode is on.
+    /// Is a terminal: `\r\n` line ends while raw mode is on.
     pub tty: bool,
+    /// Gets color: a terminal, without `NO_COLOR` or `TERM=dumb`.
     pub color: bool,
+    /// Gets the spinner and line clearing: a terminal, not `TERM=dumb`.
+    pub cursor: bool,
 }
 
 impl Output {
@@ -62,6 +64,7 @@ impl Output {
             writer: Box::new(std::io::stdout()),
             tty,
             color: style::color_for(tty),
+            cursor: style::cursor_for(tty),
         }
     }
 
@@ -73,6 +76,7 @@ impl Output {
             writer: Box::new(std::io::stderr()),
             tty,
             color: style::color_for(tty),
+            cursor: style::cursor_for(tty),
         }
     }
 }
@@ -114,6 +118,11 @@ impl Screen {
         self.outputs[self.layout.index(target)].color
     }
 
+    /// Whether `target`'s stream takes the spinner and line clearing.
+    pub fn cursor(&self, target: Target) -> bool {
+        self.outputs[self.layout.index(target)].cursor
+    }
+
     /// Whether `target`'s stream is a terminal.
     pub fn is_tty(&self, target: Target) -> bool {
         self.outputs[self.layout.index(target)].tty
@@ -144,9 +153,10 @@ impl Screen {
     }
 
     /// Show `status` in the spinner (on the info stream, when it is a
-    /// terminal; elsewhere a spinner would only litter a log).
+    /// terminal that is not `TERM=dumb`; elsewhere a spinner would only
+    /// litter a log).
     pub fn set_status(&mut self, status: &str) {
-        if !self.is_tty(Target::Info) {
+        if !self.cursor(Target::Info) {
             return;
         }
         if let Some(spin) = &mut self.spin {
@@ -254,6 +264,7 @@ pub mod tests {
             writer: Box::new(buf.clone()),
             tty,
             color: false,
+            cursor: tty,
         }
     }
 

@@ -1,5 +1,6 @@
 //! Terminal styles as SGR sequences, and the one rule that decides whether
-//! they are used: a terminal, and `NO_COLOR` unset or empty (no-color.org).
+//! they are used: a terminal, `NO_COLOR` unset or empty (no-color.org), and
+//! `TERM` not `dumb` (which also rules out the spinner and line clearing).
 
 /// A text style; each maps to one SGR sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,10 +40,22 @@ pub fn no_color(value: Option<&std::ffi::OsStr>) -> bool {
     value.is_some_and(|v| !v.is_empty())
 }
 
+/// Whether `TERM` (`None` = unset) names a terminal that understands no
+/// escape sequences at all: Emacs' shell, some CI logs.
+pub fn dumb_term(value: Option<&std::ffi::OsStr>) -> bool {
+    value.is_some_and(|v| v == "dumb")
+}
+
 /// Whether this process may use color on a stream that is (or is not) a
 /// terminal.
 pub fn color_for(is_tty: bool) -> bool {
-    is_tty && !no_color(std::env::var_os("NO_COLOR").as_deref())
+    cursor_for(is_tty) && !no_color(std::env::var_os("NO_COLOR").as_deref())
+}
+
+/// Whether this process may move the cursor (the spinner, clearing a line)
+/// on a stream that is (or is not) a terminal.
+pub fn cursor_for(is_tty: bool) -> bool {
+    is_tty && !dumb_term(std::env::var_os("TERM").as_deref())
 }
 
 /// `text` in `style` when `color` is on; each line is styled on its own so
@@ -68,6 +81,15 @@ pub fn paint(color: bool, style: Style, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_term_dumb_is_dumb() {
+        use std::ffi::OsStr;
+        assert!(dumb_term(Some(OsStr::new("dumb"))));
+        for other in [None, Some(OsStr::new("xterm")), Some(OsStr::new(""))] {
+            assert!(!dumb_term(other), "{other:?}");
+        }
+    }
 
     #[test]
     fn no_color_means_plain_text() {

@@ -146,7 +146,7 @@ impl TermSink {
         controls: Arc<Controls>,
     ) -> TermSink {
         let screen = Screen::new(layout, stdout, stderr, controls.raw.clone());
-        let spin = screen.is_tty(Target::Info);
+        let spin = screen.cursor(Target::Info);
         let state = Arc::new(Mutex::new(State {
             screen,
             reasoning: false,

@@ -542,3 +542,23 @@ fn sessions_resume_and_model_commands() {
         "{all}"
     );
 }
+
+#[test]
+fn term_dumb_gets_no_color_no_spinner_and_no_line_clearing() {
+    // The same run on a terminal with escapes, as a baseline, then dumb.
+    for (term, escapes) in [("xterm", true), ("dumb", false)] {
+        let script = vec![
+            Reply::tool_call("c1", "bash", r#"{"command":"true"}"#),
+            Reply::text("ok"),
+        ];
+        let w = World::new(script, "");
+        let mut s = w.pty(&["-p", "run true"], &[("TERM", term)]);
+        let all = match s.expect(expectrl::Eof) {
+            Ok(found) => String::from_utf8_lossy(found.as_bytes()).into_owned(),
+            Err(e) => panic!("TERM={term}: waiting for the end: {e}"),
+        };
+        assert!(all.contains("ok"), "TERM={term}: {all:?}");
+        assert!(all.contains("(no output)"), "TERM={term}: {all:?}");
+        assert_eq!(all.contains('\x1b'), escapes, "TERM={term}: {all:?}");
+    }
+}
