@@ -9,8 +9,10 @@
 //! made (failed ones included, so a front end can show and close each one):
 //! `ToolStart`, then `ToolRunning` only if the tool runs, then `ToolEnd`.
 //!
-//! Redaction: every output is redacted here (key values → `[redacted]`) and
-//! then capped at `max_output` with the bash truncation rule, a safety net
+//! Redaction: every event's call info (title, arguments, locations, the
+//! change's texts and diff) and every output is redacted here (key values →
+//! `[redacted]`); outputs are then capped at `max_output` with the bash
+//! truncation rule, a safety net
 //! for tools that truncate on their own. The tools that truncate (`bash`
 //! while its output streams, `read_file`, `read_skill`) redact first
 //! themselves, so that no half of a key survives a cut (decisions.md 3):
@@ -174,7 +176,7 @@ impl Toolbox {
         // (and its ToolEnd) so that every front end can show and close it.
         let start_unplanned = |shown: Described| {
             ctx.sink.event(Event::ToolStart {
-                info: ToolInfo {
+                info: self.redacted(ToolInfo {
                     id: call_id.to_string(),
                     tool: name.to_string(),
                     title: shown.title,
@@ -182,7 +184,7 @@ impl Toolbox {
                     input: input.clone(),
                     locations: shown.locations,
                     change: None,
-                },
+                }),
             });
         };
         let refused = |text: String| {
@@ -260,7 +262,7 @@ impl Toolbox {
             }
         };
 
-        let info = ToolInfo {
+        let info = self.redacted(ToolInfo {
             id: call_id.to_string(),
             tool: name.to_string(),
             title: plan.title.clone(),
@@ -268,7 +270,7 @@ impl Toolbox {
             input: input.clone(),
             locations: plan.locations.clone(),
             change: plan.change.clone(),
-        };
+        });
         ctx.sink.event(Event::ToolStart { info: info.clone() });
         let echo = plan.echo;
 
@@ -329,6 +331,29 @@ impl Toolbox {
             Err(panic) => ToolOutput::fail(panic_text(name, panic.as_ref())),
         };
         self.finish(call_id, name, arguments, output, echo, ctx)
+    }
+
+    /// `info` as every front end may show it: no key value anywhere in it.
+    fn redacted(&self, mut info: ToolInfo) -> ToolInfo {
+        let secrets = &self.settings.secrets;
+        if secrets.is_empty() {
+            return info;
+        }
+        let text = |s: &mut String| {
+            if secrets.iter().any(|k| s.contains(k.as_str())) {
+                *s = redact(s, secrets);
+            }
+        };
+        text(&mut info.title);
+        info.locations.iter_mut().for_each(text);
+        redact_json(&mut info.input, &text);
+        if let Some(change) = info.change.as_mut() {
+            text(&mut change.path);
+            text(&mut change.diff);
+            change.old_text.iter_mut().for_each(text);
+            change.new_text.iter_mut().for_each(text);
+        }
+        info
     }
 
     /// Redact, cap, record, append the detector's text, emit `ToolEnd`.
@@ -426,6 +451,23 @@ fn panic_text(tool: &str, panic: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "panic".to_string());
     format!("[error: the {tool} tool failed unexpectedly: {what}]")
+}
+
+/// Apply `text` to every string of `v`, keys of objects included.
+fn redact_json(v: &mut Value, text: &impl Fn(&mut String)) {
+    match v {
+        Value::String(s) => text(s),
+        Value::Array(items) => items.iter_mut().for_each(|i| redact_json(i, text)),
+        Value::Object(map) => {
+            let taken = std::mem::take(map);
+            for (mut key, mut value) in taken {
+                text(&mut key);
+                redact_json(&mut value, text);
+                map.insert(key, value);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
 }
 
 #[cfg(test)]

@@ -97,6 +97,16 @@ impl Tool for Fixed {
             }
             let mut plan = Plan::simple(format!("title {}", a.text), ToolKind::Read);
             plan.locations = vec!["/abs/path".to_string()];
+            if a.text.starts_with("change") {
+                plan.change = Some(mm_ui::FileChange {
+                    path: format!("/abs/{}", a.text),
+                    old_text: Some(String::new()),
+                    new_text: Some(a.text.clone()),
+                    diff: format!("+{}", a.text),
+                    too_large: false,
+                    lines: 1,
+                });
+            }
             if self.needs_permission {
                 plan.rejection = Some("[edit rejected by the user]");
             }
@@ -477,6 +487,31 @@ async fn key_values_are_redacted_in_every_output() {
     // The events carry the redacted text too.
     let (_, output, _) = end_of(&s.sink.events());
     assert_eq!(output, "echo:[redacted]");
+}
+
+#[tokio::test]
+async fn key_values_are_redacted_in_every_event() {
+    // `--output-format json` showed the raw arguments and the diff of
+    // `tool_start` while `tool_end` was redacted.
+    let key = "sk-live-abcdef123456";
+    let s = setup(PermissionMode::Ask, &[Decision::AllowOnce], &[key]);
+    assert_eq!(
+        s.output("alpha", &format!(r#"{{"text":"change {key}"}}"#))
+            .await,
+        "echo:change [redacted]"
+    );
+    // Refused before its plan: the arguments as sent, under a key too.
+    s.output("zeta", &format!(r#"{{"text": 5, "{key}": "{key}"}}"#))
+        .await;
+    s.output("nope", &format!(r#"not json {key}"#)).await;
+    let events = format!("{:?}", s.sink.events());
+    assert!(!events.contains(key), "{events}");
+    assert_eq!(events.matches("[redacted]").count(), 9, "{events}");
+    let asked = format!("{:?}", s.sink.asked.lock().unwrap());
+    assert!(
+        !asked.contains(key) && asked.contains("[redacted]"),
+        "{asked}"
+    );
 }
 
 #[tokio::test]
