@@ -216,9 +216,12 @@ async fn registry_holds_running_groups_and_kill_all_ends_them() {
     let (b, registry) = bash(60, 30_000);
     let c = ctx(dir.path());
     let watcher = registry.clone();
-    let task = tokio::spawn(async move { b.execute("echo $$; sleep 60", &c).await });
+    // The shell marks a file once it has printed its pid, so the kill cannot
+    // land before the echo (the group is registered at spawn, earlier).
+    let ready = dir.path().join("ready");
+    let task = tokio::spawn(async move { b.execute("echo $$; : > ready; sleep 60", &c).await });
     let until = Instant::now() + Duration::from_secs(10);
-    while watcher.running().is_empty() {
+    while watcher.running().is_empty() || !ready.exists() {
         assert!(Instant::now() < until, "the command never registered");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
