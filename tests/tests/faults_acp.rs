@@ -216,6 +216,22 @@ async fn malformed_lines_get_json_rpc_errors_and_the_agent_stays_up() {
         acp.send_bytes(b"[]");
         assert_eq!(error_code(&acp.next(STEP)), -32600);
 
+        // A readable id is answered with that id, whatever else is wrong.
+        acp.send_bytes(br#"{"jsonrpc":"1.0","id":40,"method":"session/list","params":{}}"#);
+        let r = acp.next(STEP);
+        assert_eq!(
+            (r["id"].clone(), error_code(&r)),
+            (json!(40), -32600),
+            "{r}"
+        );
+        acp.send_bytes(br#"{"jsonrpc":"2.0","id":41,"method":"session/list","params":"str"}"#);
+        let r = acp.next(STEP);
+        assert_eq!(
+            (r["id"].clone(), error_code(&r)),
+            (json!(41), -32600),
+            "{r}"
+        );
+
         let r = acp.request(2, "session/frobnicate", json!({}));
         assert_eq!(error_code(&r), -32601, "{r}");
         let r = acp.request(3, "_mm/unknown", json!({}));

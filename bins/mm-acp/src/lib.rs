@@ -21,7 +21,10 @@ use agent_client_protocol::v1::schema::{
     NewSessionRequest, PromptRequest,
 };
 use agent_client_protocol::{Agent, Error, Lines};
-use futures::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, Sink, Stream};
+use futures::channel::mpsc::UnboundedSender;
+use futures::{
+    AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, Sink, SinkExt, Stream, StreamExt,
+};
 
 pub use server::{Options, Server};
 use sink::{Connection, Outlet};
@@ -39,7 +42,13 @@ pub async fn serve(
     let on_list = server.clone();
     let on_prompt = server.clone();
     let on_cancel = server;
-    Agent
+    // One queue to stdout for the protocol library and for the answers
+    // given here to requests it would answer without their id.
+    let (queue, lines) = futures::channel::mpsc::unbounded::<String>();
+    let writer = lines.map(Ok).forward(outgoing(output));
+    let answers = queue.clone();
+    let sdk_out = queue.sink_map_err(|_| std::io::Error::other("the output queue closed"));
+    let connection = Agent
         .v1()
         .name("mm")
         .on_receive_request(
@@ -113,8 +122,13 @@ pub async fn serve(
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Lines::new(outgoing(output), incoming(input)))
-        .await
+        .connect_to(Lines::new(sdk_out, answered(incoming(input), answers)));
+    // The connection's end drops both senders: the writer then writes what
+    // is queued and ends.
+    let (ret, written) = futures::join!(connection, writer);
+    ret.and(
+        written.map_err(|e| Error::internal_error().data(serde_json::Value::from(e.to_string()))),
+    )
 }
 
 /// Each message as one line, flushed at once (the editor waits for it).
@@ -141,6 +155,57 @@ fn outgoing(
             Err(e) => Err(e),
         }
     })
+}
+
+/// `lines` without the requests whose id is readable but which break
+/// JSON-RPC 2.0 in a way the protocol library answers with `"id": null`
+/// (`"jsonrpc": "1.0"`, `"params": "str"`): those are answered here, with
+/// their id, through `answers`.
+fn answered(
+    lines: impl Stream<Item = std::io::Result<String>> + Send + 'static,
+    answers: UnboundedSender<String>,
+) -> impl Stream<Item = std::io::Result<String>> + Send + 'static {
+    lines.filter_map(move |line| {
+        let answer = line.as_ref().ok().and_then(|l| invalid_request_answer(l));
+        let answers = answers.clone();
+        async move {
+            match answer {
+                Some(text) => {
+                    let _ = answers.unbounded_send(text);
+                    None
+                }
+                None => Some(line),
+            }
+        }
+    })
+}
+
+/// The -32600 answer, with its id, to a request whose id is readable but
+/// whose `jsonrpc` is not "2.0" or whose `params` is neither an object nor
+/// an array; `None` for anything else (the library's to answer).
+fn invalid_request_answer(line: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    let request = v.as_object()?;
+    let id = request
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())?;
+    request.get("method").filter(|m| m.is_string())?;
+    let problem = if request.get("jsonrpc").and_then(|j| j.as_str()) != Some("2.0") {
+        "\"jsonrpc\" must be \"2.0\""
+    } else if request
+        .get("params")
+        .is_some_and(|p| !(p.is_object() || p.is_array() || p.is_null()))
+    {
+        "\"params\" must be an object or an array"
+    } else {
+        return None;
+    };
+    let answer = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32600, "message": format!("Invalid Request: {problem}")},
+    });
+    Some(answer.to_string())
 }
 
 /// The client's lines without their `\n` or `\r\n`, decoded lossily: a
@@ -181,6 +246,39 @@ mod tests {
             .collect()
             .await;
         assert_eq!(lines, ["{\"a\":1}", "\u{fffd}\u{fffd} garbage", "", "last"]);
+    }
+
+    #[test]
+    fn a_broken_request_with_a_readable_id_is_answered_with_it() {
+        let answer = |l: &str| {
+            super::invalid_request_answer(l)
+                .map(|a| serde_json::from_str::<serde_json::Value>(&a).unwrap())
+        };
+        let a = answer(r#"{"jsonrpc":"1.0","id":7,"method":"session/list","params":{}}"#).unwrap();
+        assert_eq!(a["id"], 7);
+        assert_eq!(a["error"]["code"], -32600);
+        assert_eq!(
+            a["error"]["message"],
+            "Invalid Request: \"jsonrpc\" must be \"2.0\""
+        );
+        let a =
+            answer(r#"{"jsonrpc":"2.0","id":"x","method":"session/list","params":"str"}"#).unwrap();
+        assert_eq!(a["id"], "x");
+        assert_eq!(
+            a["error"]["message"],
+            "Invalid Request: \"params\" must be an object or an array"
+        );
+        // Left to the library: valid requests, no id, responses, not JSON.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/list","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/list"}"#,
+            r#"{"jsonrpc":"1.0","method":"session/cancel","params":{}}"#,
+            r#"{"jsonrpc":"1.0","id":null,"method":"x"}"#,
+            r#"{"jsonrpc":"1.0","id":3,"result":{}}"#,
+            "not json",
+        ] {
+            assert_eq!(answer(line), None, "{line}");
+        }
     }
 
     #[tokio::test]
