@@ -1,5 +1,6 @@
 //! mm-tools: the `Tool` interface and the built-in tools the model can call
-//! (bash, read_file, write_file, edit_file, read_skill, lsp).
+//! (bash, read_file, write_file, edit_file, read_skill, lsp) and the tools
+//! of MCP servers.
 //!
 //! Tools return failures as text for the model, flagged as failures in
 //! their [`ToolOutput`] (never guessed from the text); only the loop
@@ -10,6 +11,7 @@ pub mod bash;
 pub mod files;
 mod lenient;
 pub mod lsp;
+pub mod mcp;
 pub mod skill;
 pub mod tool;
 pub mod toolbox;

@@ -131,6 +131,25 @@ impl Toolbox {
         }
     }
 
+    /// Add tools that became known after the session began (MCP servers
+    /// that finished starting). A name already taken is skipped.
+    pub fn add(&mut self, tools: Vec<Box<dyn Tool>>) {
+        for tool in tools {
+            let name = tool.spec().name;
+            if !self.tools.iter().any(|(n, _)| *n == name) {
+                self.tools.push((name, tool));
+            }
+        }
+    }
+
+    /// The declaration of tool `name`, if it is one.
+    pub fn spec(&self, name: &str) -> Option<ToolSpec> {
+        self.tools
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.spec())
+    }
+
     /// Declarations for the model, in declaration order.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|(_, t)| t.spec()).collect()
