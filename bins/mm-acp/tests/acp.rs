@@ -111,7 +111,15 @@ async fn a_new_session_offers_the_editor_commands() {
             .collect();
         assert_eq!(
             names,
-            ["new", "compact", "undo", "redo", "diff", "permissions"]
+            [
+                "new",
+                "compact",
+                "undo",
+                "redo",
+                "diff",
+                "mcp",
+                "permissions"
+            ]
         );
         assert!(!id.0.is_empty());
 
@@ -827,7 +835,7 @@ async fn slash_commands_of_the_editor_slice_run_without_the_model() {
         );
         assert_eq!(
             chunks(&ctx.drain(), "agent_message_chunk"),
-            "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff, /permissions"
+            "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff, /mcp, /permissions"
         );
         assert_eq!(
             ctx.prompt(&id, "/new").await.stop_reason,

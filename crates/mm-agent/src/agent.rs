@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::checkpoint::{Direction, Rewind, RewindError, Rewinder};
 use crate::commands::{Call, Command, Commands, Front, Outcome, Run};
+use crate::mcp::{EditorServer, McpSession};
 use crate::{checkpoint, compact, history, mention, prompt, tools};
 
 /// The result every call that is stopped before it ran receives
@@ -74,6 +75,7 @@ pub struct Agent {
     engine: Engine,
     toolbox: Toolbox,
     lsp: Option<Arc<mm_lsp::Client>>,
+    mcp: McpSession,
     warnings: Vec<String>,
     decls: Vec<ToolDecl>,
     permissions: Arc<Permissions>,
@@ -94,8 +96,27 @@ pub struct Agent {
 impl Agent {
     /// Build an agent for a session rooted at `cwd` from merged settings.
     pub fn new(config: Config, cwd: &Path, source: PermissionSource) -> Result<Agent, AgentError> {
+        Agent::with_editor_servers(config, cwd, source, &[])
+    }
+
+    /// Like [`Agent::new`], with the MCP servers an editor names for this
+    /// session besides those of the settings (the editor's win a name
+    /// both use). Servers start now, in the background; the first question
+    /// waits for them at most `mcp.startTimeout`.
+    pub fn with_editor_servers(
+        config: Config,
+        cwd: &Path,
+        source: PermissionSource,
+        editor: &[EditorServer],
+    ) -> Result<Agent, AgentError> {
         let engine = Engine::new(&config)?;
-        let secrets = secrets(&config, &engine);
+        let mcp = McpSession::start(&config, cwd, editor);
+        let mut secrets = secrets(&config, &engine);
+        for s in mcp.secrets() {
+            if !secrets.contains(&s) {
+                secrets.push(s);
+            }
+        }
         let tools::Tools {
             toolbox,
             lsp,
@@ -123,6 +144,7 @@ impl Agent {
             engine,
             toolbox,
             lsp,
+            mcp,
             warnings,
             decls,
             permissions: Arc::new(permissions),
@@ -187,6 +209,13 @@ impl Agent {
         if let Some(client) = &self.lsp {
             client.shutdown_all().await;
         }
+        self.mcp.shutdown().await;
+    }
+
+    /// `/mcp`: one line per MCP server (state, tool count); empty when the
+    /// session has none.
+    pub fn mcp_status(&self) -> Vec<String> {
+        self.mcp.status_lines()
     }
 
     /// This agent's slash commands: the built-in ones and any added.
@@ -478,6 +507,9 @@ impl Agent {
         counters: &mut Counters,
         usage: &mut Usage,
     ) -> TurnOutcome {
+        self.mcp
+            .prepare(&mut self.toolbox, &mut self.decls, sink, cancel)
+            .await;
         let max_turns = self.config.max_turns.max(1);
         let mut compacted_for_length = false;
         let mut request = 0;
@@ -576,6 +608,7 @@ impl Agent {
                     .call(&call.id, &call.name, &call.arguments, &ctx)
                     .await;
                 counters.count(&call.name);
+                self.mcp.reveal(&self.toolbox, &mut self.decls);
                 match outcome {
                     CallOutcome::Output(out) => {
                         self.history.push(Message::tool_result(

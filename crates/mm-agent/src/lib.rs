@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod commands;
 pub mod compact;
 pub mod history;
+pub mod mcp;
 pub mod mention;
 pub mod permissions;
 pub mod prompt;
@@ -21,6 +22,7 @@ pub use agent::{
     Agent, AgentError, Collect, INTERRUPTED, NOT_RUN, PermissionSource, SessionList, TurnReport,
     Unreadable, list_sessions, scan_sessions,
 };
+pub use mcp::EditorServer;
 pub use mm_config as config;
 pub use mm_engine::{Message, ToolCall, Usage};
 pub use mm_store::SessionInfo;
@@ -28,8 +30,9 @@ pub use mm_ui as ui;
 pub use start::{EXIT_START, StartError};
 pub use version::version;
 
-/// Kill every running tool process group (decisions.md 13). Front ends call
+/// Kill every running tool process group and MCP server. Front ends call
 /// it when mm ends: on exit, SIGTERM, SIGHUP, or ACP's stdin closing.
 pub fn shutdown() {
     mm_tools::kill_all_running();
+    mm_mcp::kill_all();
 }

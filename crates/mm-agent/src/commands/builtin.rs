@@ -44,6 +44,11 @@ pub(super) fn table() -> Vec<Command> {
             Run::Task(diff),
         ),
         Command::new(
+            "mcp",
+            "List the MCP servers, their state and their tools",
+            Run::Now(mcp),
+        ),
+        Command::new(
             "copy",
             "Copy the last answer to the clipboard",
             Run::Now(copy_last),
@@ -187,6 +192,16 @@ fn diff<'a>(
             Err(e) => Outcome::Error(e.to_string()),
         }
     })
+}
+
+/// `/mcp`: a line per server (`time: ready, 2 tools`).
+fn mcp(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
+    let lines = agent.mcp_status();
+    if lines.is_empty() {
+        Outcome::Say("no MCP servers (mcpServers in the user settings names them)".into())
+    } else {
+        Outcome::List(lines)
+    }
 }
 
 /// `/permissions`: the default, the rules, the session's rules, the sandbox.

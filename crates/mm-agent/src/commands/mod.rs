@@ -418,11 +418,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn editor_slice_is_new_compact_and_the_checkpoint_commands_and_permissions() {
+    fn editor_slice_is_new_compact_and_the_checkpoint_commands_mcp_and_permissions() {
         let names: Vec<_> = for_front(Front::Editor).map(|c| c.name()).collect();
         assert_eq!(
             names,
-            ["new", "compact", "undo", "redo", "diff", "permissions"]
+            [
+                "new",
+                "compact",
+                "undo",
+                "redo",
+                "diff",
+                "mcp",
+                "permissions"
+            ]
         );
     }
 
@@ -431,7 +439,7 @@ mod tests {
         for front in [Front::Repl, Front::Window] {
             let names: Vec<_> = for_front(front).map(|c| c.name()).collect();
             for want in [
-                "new", "compact", "copy", "sessions", "resume", "model", "help", "quit",
+                "new", "compact", "mcp", "copy", "sessions", "resume", "model", "help", "quit",
             ] {
                 assert!(names.contains(&want), "{front:?} lacks /{want}");
             }
@@ -504,7 +512,7 @@ mod tests {
         assert_eq!(
             table.unknown("copy", Front::Editor),
             Outcome::Error(
-                "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff, \
+                "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff, /mcp, \
                  /permissions"
                     .into()
             )
