@@ -9,6 +9,7 @@
 //! can reach the protocol), never run a turn inside the dispatch loop, and
 //! never reach into a provider or a tool (crates.md).
 
+pub mod mcp;
 pub mod prompt;
 pub mod replay;
 pub mod server;

@@ -26,7 +26,7 @@ use agent_client_protocol::{Client, Error, ErrorCode};
 use mm_agent::commands::{Commands, Front, Outcome, Parsed};
 use mm_agent::config::Config;
 use mm_agent::ui::{Sink, TurnOutcome};
-use mm_agent::{Agent, PermissionSource};
+use mm_agent::{Agent, EditorServer, PermissionSource};
 use mm_config::SettingsFlags;
 use tokio_util::sync::CancellationToken;
 
@@ -159,7 +159,9 @@ impl Server {
                             .audio(false)
                             .embedded_context(true),
                     )
-                    .mcp_capabilities(McpCapabilities::new().http(false).sse(false))
+                    // Streamable HTTP works; the old SSE transport is not
+                    // supported.
+                    .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
                     .session_capabilities(
                         SessionCapabilities::new().list(SessionListCapabilities::new()),
                     ),
@@ -171,12 +173,14 @@ impl Server {
             )
     }
 
-    /// `session/new`: an agent rooted at `cwd` with that directory's settings.
-    /// `mcpServers` is accepted and ignored until MCP support lands. The
-    /// caller answers, then sends [`Server::commands_update`].
+    /// `session/new`: an agent rooted at `cwd` with that directory's settings
+    /// and the editor's `mcpServers` (started now, waited for before the
+    /// first request). The caller answers, then sends
+    /// [`Server::commands_update`].
     pub fn new_session(&self, request: NewSessionRequest) -> Result<NewSessionResponse, Error> {
         let cwd = checked_cwd(&request.cwd)?;
-        let mut agent = self.build_agent(&cwd)?;
+        let servers = crate::mcp::editor_servers(&request.mcp_servers);
+        let mut agent = self.build_agent(&cwd, &servers)?;
         // The store names the session, so the editor can load it later
         // from any process; without sessions an id of our own serves.
         let saved = agent.start_session().map_err(|e| internal(e.to_string()))?;
@@ -189,9 +193,9 @@ impl Server {
         Ok(NewSessionResponse::new(id))
     }
 
-    fn build_agent(&self, cwd: &Path) -> Result<Agent, Error> {
+    fn build_agent(&self, cwd: &Path, servers: &[EditorServer]) -> Result<Agent, Error> {
         let config = self.options.config(cwd).map_err(internal)?;
-        let agent = Agent::new(config, cwd, PermissionSource::Editor)
+        let agent = Agent::with_editor_servers(config, cwd, PermissionSource::Editor, servers)
             .map_err(|e| internal(e.to_string()))?;
         // Human output goes to stderr in ACP mode, never stdout.
         for warning in agent.warnings() {
@@ -240,8 +244,10 @@ impl Server {
                     )
                     .into());
                 }
-                let mut agent = Agent::new(config, &cwd, PermissionSource::Editor)
-                    .map_err(|e| internal(e.to_string()))?;
+                let servers = crate::mcp::editor_servers(&request.mcp_servers);
+                let mut agent =
+                    Agent::with_editor_servers(config, &cwd, PermissionSource::Editor, &servers)
+                        .map_err(|e| internal(e.to_string()))?;
                 agent
                     .resume(Some(&wanted))
                     .map_err(|e| internal(e.to_string()))?;
@@ -474,6 +480,14 @@ impl Server {
             session.cancel_all();
         }
         let _ = tokio::time::timeout(SHUTDOWN_GRACE, self.turn_lock.lock()).await;
+        // Language and MCP servers get their goodbye; whatever does not
+        // end in time is killed by the caller's mm_agent::shutdown.
+        let ends = sessions.iter().map(|session| async move {
+            if let Ok(agent) = tokio::time::timeout(SHUTDOWN_GRACE, session.agent.lock()).await {
+                let _ = tokio::time::timeout(SHUTDOWN_GRACE, agent.shutdown()).await;
+            }
+        });
+        futures::future::join_all(ends).await;
     }
 }
 

@@ -64,10 +64,7 @@ async fn initialize_advertises_what_mm_implements() {
         caps["promptCapabilities"],
         json!({"image": false, "audio": false, "embeddedContext": true})
     );
-    assert_eq!(
-        caps["mcpCapabilities"],
-        json!({"http": false, "sse": false})
-    );
+    assert_eq!(caps["mcpCapabilities"], json!({"http": true, "sse": false}));
     assert_eq!(caps["sessionCapabilities"]["list"], json!({}));
 }
 

@@ -1,0 +1,292 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! MCP servers the editor names in `session/new` (and `session/load`):
+//! started for that session, their tools called with permission like
+//! `bash` (kind `other`, server and tool in the title), `/mcp` lists them,
+//! and closing stdin leaves none of them behind.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{
+    EnvVariable, LoadSessionRequest, McpServer, McpServerStdio, NewSessionRequest, StopReason,
+};
+use common::*;
+use mm_mock::{MockServer, Reply};
+use serde_json::{Value, json};
+
+/// Where `.ci/install-mcp` put the servers; `None` (with a note) when it
+/// did not run, except in CI.
+fn mcp_bin(name: &str, test: &str) -> Option<PathBuf> {
+    let dir = match std::env::var_os("MM_MCP_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/mm-ci/mcp")
+        }
+    };
+    let path = dir.join("bin").join(name);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "{} is not installed but CI is set: run .ci/install-mcp",
+            path.display()
+        );
+    }
+    eprintln!(
+        "SKIPPED {test}: {} is not installed (bash .ci/install-mcp installs it)",
+        path.display()
+    );
+    None
+}
+
+/// Live processes whose environment holds `VAR=value`.
+fn processes_with_env(var: &str, value: &str) -> Vec<u32> {
+    let needle = format!("{var}={value}").into_bytes();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if stat.is_empty()
+            || stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|b| *b == 0).any(|v| v == needle.as_slice()) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+fn time_server(python: &std::path::Path, mark: &str) -> McpServer {
+    McpServer::Stdio(
+        McpServerStdio::new("time", python)
+            .args(vec!["-m".into(), "mcp_server_time".into()])
+            .env(vec![EnvVariable::new("MM_TEST_MARK", mark)]),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editor_supplied_server_is_called_with_permission_and_leaves_nothing_behind() {
+    let Some(python) = mcp_bin("python3", "an_editor_supplied_server") else {
+        return;
+    };
+    let mark = format!("acp-time-{}", std::process::id());
+    let mock = MockServer::start(vec![
+        Reply::tool_call(
+            "call_1",
+            "mcp__time__get_current_time",
+            r#"{"timezone":"Etc/UTC"}"#,
+        ),
+        Reply::text("It is now."),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "mcp:\n  startTimeout: 30\n");
+    let server = time_server(&python, &mark);
+    let mark_in_body = mark.clone();
+    run(&env, vec!["allow_once"], async move |mut ctx| {
+        ctx.initialize().await;
+        let id = ctx
+            .cx
+            .send_request(NewSessionRequest::new(ctx.project.clone()).mcp_servers(vec![server]))
+            .block_task()
+            .await
+            .unwrap()
+            .session_id;
+        // The server runs for the session, before any prompt.
+        let mut started = false;
+        for _ in 0..100 {
+            if !processes_with_env("MM_TEST_MARK", &mark_in_body).is_empty() {
+                started = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            started,
+            "the editor's server did not start with the session"
+        );
+        let response = ctx.prompt(&id, "what time is it?").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        let updates = ctx.drain();
+        let call: Vec<Value> = as_json(&updates)
+            .into_iter()
+            .filter(|u| u["toolCallId"] == "call_1")
+            .collect();
+        assert_eq!(call[0]["sessionUpdate"], "tool_call");
+        // `other` is the schema's default kind, which the SDK leaves out.
+        assert!(
+            call[0].get("kind").is_none_or(|k| k == "other"),
+            "{}",
+            call[0]
+        );
+        assert_eq!(
+            call[0]["title"],
+            "time/get_current_time {\"timezone\":\"Etc/UTC\"}"
+        );
+        assert_eq!(call[0]["rawInput"], json!({"timezone": "Etc/UTC"}));
+        assert_eq!(call.last().unwrap()["status"], "completed");
+        // Asked like bash.
+        let asked = ctx.asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1);
+        let first = serde_json::to_value(&asked[0]).unwrap();
+        assert_eq!(first["toolCall"]["toolCallId"], "call_1");
+        assert_eq!(chunks(&updates, "agent_message_chunk"), "It is now.");
+
+        // `/mcp` lists the server.
+        let response = ctx.prompt(&id, "/mcp").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        let said = chunks(&ctx.drain(), "agent_message_chunk");
+        assert_eq!(said, "time: ready, 2 tools");
+    })
+    .await;
+    // The model saw the declaration and got the result.
+    let requests = mock.requests();
+    let names: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"mcp__time__get_current_time"), "{names:?}");
+    let tool = messages(&requests[1].body)
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(
+        content_text(&tool).contains("Etc/UTC"),
+        "{}",
+        content_text(&tool)
+    );
+    // stdin closed, mm-acp exited (run checked that): nothing of the
+    // server is left.
+    let mut gone = false;
+    for _ in 0..50 {
+        if processes_with_env("MM_TEST_MARK", &mark).is_empty() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        gone,
+        "left behind: {:?}",
+        processes_with_env("MM_TEST_MARK", &mark)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_broken_editor_server_is_one_line_and_the_turn_goes_on() {
+    let mock = MockServer::start(vec![Reply::text("Fine anyway.")])
+        .await
+        .unwrap();
+    let env = Env::new(&mock, "mcp:\n  startTimeout: 1\n");
+    run(&env, vec![], async |mut ctx| {
+        ctx.initialize().await;
+        let servers = vec![
+            McpServer::Stdio(
+                McpServerStdio::new("mute", "sh")
+                    .args(vec!["-c".into(), "read x; sleep 100".into()]),
+            ),
+            McpServer::Sse(agent_client_protocol::v1::schema::McpServerSse::new(
+                "old",
+                "http://127.0.0.1:9/sse",
+            )),
+        ];
+        let id = ctx
+            .cx
+            .send_request(NewSessionRequest::new(ctx.project.clone()).mcp_servers(servers))
+            .block_task()
+            .await
+            .unwrap()
+            .session_id;
+        let response = ctx.prompt(&id, "hello").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        let text = chunks(&ctx.drain(), "agent_message_chunk");
+        assert!(
+            text.contains(
+                "mcp server old: the SSE transport is not supported; use a streamable-HTTP url"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("mcp server mute: no answer to initialize within 1s"),
+            "{text}"
+        );
+        assert!(text.ends_with("Fine anyway."), "{text}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_load_starts_the_editors_servers_too() {
+    let Some(python) = mcp_bin("python3", "session_load_starts") else {
+        return;
+    };
+    let mark = format!("acp-load-{}", std::process::id());
+    let mock = MockServer::start(vec![Reply::text("first"), Reply::text("second")])
+        .await
+        .unwrap();
+    let env = Env::new(&mock, "mcp:\n  startTimeout: 30\n");
+    // A first process makes a saved session.
+    let saved = {
+        let cell = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let out = cell.clone();
+        run(&env, vec![], async move |ctx| {
+            let id = ctx.start().await;
+            ctx.prompt(&id, "hi").await;
+            *out.lock().unwrap() = Some(id);
+        })
+        .await;
+        cell.lock().unwrap().clone().unwrap()
+    };
+    let server = time_server(&python, &mark);
+    let mark_in_body = mark.clone();
+    run(&env, vec![], async move |mut ctx| {
+        ctx.initialize().await;
+        ctx.cx
+            .send_request(
+                LoadSessionRequest::new(saved.clone(), ctx.project.clone())
+                    .mcp_servers(vec![server]),
+            )
+            .block_task()
+            .await
+            .unwrap();
+        ctx.drain();
+        let response = ctx.prompt(&saved, "/mcp").await;
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        let said = chunks(&ctx.drain(), "agent_message_chunk");
+        assert!(said.starts_with("time: "), "{said}");
+        assert!(!processes_with_env("MM_TEST_MARK", &mark_in_body).is_empty());
+    })
+    .await;
+    let mut gone = false;
+    for _ in 0..50 {
+        if processes_with_env("MM_TEST_MARK", &mark).is_empty() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        gone,
+        "left behind: {:?}",
+        processes_with_env("MM_TEST_MARK", &mark)
+    );
+}
