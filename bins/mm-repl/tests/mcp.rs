@@ -9,7 +9,8 @@ mod common;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{World, messages, text, wait_for};
+use common::{World, expect, messages, run_bounded, text, type_line, wait_for};
+use expectrl::Expect;
 use mm_mock::{Reply, Step};
 
 /// Where `.ci/install-mcp` put the servers.
@@ -339,4 +340,195 @@ fn a_killed_mm_leaves_no_server_behind() {
         "processes outlived a killed mm: {:?}",
         processes_with_env("MM_TEST_MARK", &mark)
     );
+}
+
+const PROMPT: &str = "mm> ";
+
+#[test]
+fn in_ask_mode_an_mcp_tool_asks_like_bash_and_slash_mcp_lists_the_server() {
+    let Some(python) = mcp_bin("python3", "in_ask_mode_an_mcp_tool_asks") else {
+        return;
+    };
+    let mark = format!("ask-{}", std::process::id());
+    let call = |id: &str| {
+        Reply::tool_call(
+            id,
+            "mcp__time__get_current_time",
+            r#"{"timezone":"Etc/UTC"}"#,
+        )
+    };
+    let w = World::new(
+        vec![
+            call("c1"),
+            Reply::text("Rejected, fine."),
+            call("c2"),
+            Reply::text("Allowed for the session."),
+            call("c3"),
+            Reply::text("No question this time."),
+        ],
+        &format!("permissions: ask\n{}", time_server(&python, &mark)),
+    );
+    let ask = "allow? [a]llow once, allow for the [s]ession, [r]eject";
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+
+    type_line(&mut s, "what time is it?");
+    let shown = expect(&mut s, ask);
+    assert!(
+        shown.contains("time/get_current_time {\"timezone\":\"Etc/UTC\"}"),
+        "the call is shown before the question: {shown:?}"
+    );
+    s.send("r").unwrap();
+    expect(&mut s, "Rejected, fine.");
+    expect(&mut s, PROMPT);
+
+    type_line(&mut s, "and now?");
+    expect(&mut s, ask);
+    s.send("s").unwrap();
+    expect(&mut s, "Allowed for the session.");
+    expect(&mut s, PROMPT);
+
+    type_line(&mut s, "and now?");
+    let turn = expect(&mut s, "No question this time.");
+    assert!(
+        !turn.contains("allow?"),
+        "allowed for the session: {turn:?}"
+    );
+    expect(&mut s, PROMPT);
+
+    type_line(&mut s, "/mcp");
+    expect(&mut s, "time: ready, 2 tools");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/quit");
+    assert!(
+        wait_for(Duration::from_secs(10), || !s
+            .get_process()
+            .is_alive()
+            .unwrap_or(false)),
+        "mm-repl did not quit"
+    );
+
+    let chats = w.chats();
+    let result = |i: usize| {
+        messages(&chats[i]).last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(result(1), "[tool call rejected by the user]");
+    assert!(result(3).contains("Etc/UTC"), "{}", result(3));
+    assert!(result(5).contains("Etc/UTC"), "{}", result(5));
+    assert!(
+        wait_for(Duration::from_secs(5), || processes_with_env(
+            "MM_TEST_MARK",
+            &mark
+        )
+        .is_empty()),
+        "the server outlived mm"
+    );
+}
+
+#[test]
+fn results_are_redacted_keys_stay_out_and_images_are_one_line() {
+    let Some(everything) = mcp_bin("mcp-server-everything", "results_are_redacted") else {
+        return;
+    };
+    let secret = "s3cret-token-value-42";
+    let key = "sk-provider-key-value-77";
+    let w = World::new(
+        vec![
+            Reply::tool_call("c1", "mcp__everything__get-env", "{}"),
+            Reply::tool_call("c2", "mcp__everything__get-tiny-image", "{}"),
+            Reply::text("Seen."),
+        ],
+        &format!(
+            "mcpServers:\n  everything:\n    command: {}\n    args: [stdio]\n    env: {{MM_TEST_SECRET: {secret}}}\nmcp:\n  startTimeout: 30\n  lazy: never\n",
+            everything.display()
+        ),
+    );
+    let out = run_bounded(
+        {
+            let mut cmd = w.command(&["-p", "show me"]);
+            cmd.env("OPENAI_API_KEY", key);
+            cmd
+        },
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let chats = w.chats();
+    assert_eq!(chats.len(), 3);
+    let env = messages(&chats[1]).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The server's own env value is a secret: redacted before the model
+    // sees it. The provider key never reached the server at all.
+    assert!(env.contains("\"MM_TEST_SECRET\": \"[redacted]\""), "{env}");
+    assert!(!env.contains(secret), "{env}");
+    assert!(!env.contains("OPENAI_API_KEY"), "{env}");
+    assert!(!env.contains(key), "{env}");
+    let image = messages(&chats[2]).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(image.contains("[image: image/png, "), "{image}");
+    assert!(image.contains(" bytes, not shown]"), "{image}");
+    // The picture's data stays out.
+    assert!(image.len() < 1000, "{image}");
+}
+
+/// The byte size of a request's `tools` and of the whole body.
+fn sizes(body: &serde_json::Value) -> (usize, usize) {
+    (body["tools"].to_string().len(), body.to_string().len())
+}
+
+fn first_request(servers: &str) -> serde_json::Value {
+    let w = World::new(vec![Reply::text("ok")], servers);
+    let out = w.run(&["-p", "hi"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    w.chats().remove(0)
+}
+
+/// The first request with no server, the time server and the everything
+/// server, eager and lazy; the figures go to stderr (`--nocapture`).
+#[test]
+fn first_request_sizes_eager_and_lazy() {
+    let (Some(python), Some(everything)) = (
+        mcp_bin("python3", "first_request_sizes"),
+        mcp_bin("mcp-server-everything", "first_request_sizes"),
+    ) else {
+        return;
+    };
+    let time = |lazy: &str| {
+        format!(
+            "mcpServers:\n  time:\n    command: {}\n    args: [\"-m\", \"mcp_server_time\"]\nmcp:\n  startTimeout: 30\n  lazy: {lazy}\n",
+            python.display()
+        )
+    };
+    let all = |lazy: &str| {
+        format!(
+            "mcpServers:\n  everything:\n    command: {}\n    args: [stdio]\nmcp:\n  startTimeout: 30\n  lazy: {lazy}\n",
+            everything.display()
+        )
+    };
+    let none = sizes(&first_request(""));
+    let time_auto = first_request(&time("auto"));
+    let time_lazy = sizes(&first_request(&time("always")));
+    let all_eager = sizes(&first_request(&all("never")));
+    let all_auto = first_request(&all("auto"));
+    for (what, (tools, body)) in [
+        ("no MCP server", none),
+        ("time, eager (auto)", sizes(&time_auto)),
+        ("time, lazy (always)", time_lazy),
+        ("everything, eager (never)", all_eager),
+        ("everything, lazy (auto)", sizes(&all_auto)),
+    ] {
+        eprintln!("first request, {what}: tools {tools} B, body {body} B");
+    }
+    // Under 4 KB of MCP declarations auto is eager; past it, lazy.
+    assert!(tool_names(&time_auto).contains(&"mcp__time__get_current_time".to_string()));
+    assert_eq!(tool_names(&all_auto).last().unwrap(), "mcp");
+    let all_auto = sizes(&all_auto);
+    assert!(all_eager.0 - none.0 > 4096, "{all_eager:?} vs {none:?}");
+    assert!(all_auto.0 < all_eager.0, "{all_auto:?} vs {all_eager:?}");
 }
