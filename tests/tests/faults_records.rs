@@ -285,3 +285,56 @@ async fn a_sessions_folder_that_cannot_be_made_fails_the_json_run() {
     assert_eq!(lines.last().unwrap()["type"], "turn_end");
     assert!(Path::new(&file).is_file());
 }
+
+/// A server that gives two calls of one reply the same id: both run, each
+/// is reported under its own id, and each result goes back under the id of
+/// its own call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_calls_under_one_id_are_told_apart() {
+    use mm_mock::Step;
+    let sb = Sandbox::new(CONFIG).unwrap();
+    let call = |index: usize, word: &str| Step::ToolCall {
+        index,
+        id: Some("call_0".into()),
+        name: "bash".into(),
+        arguments: format!(r#"{{"command": "echo {word}"}}"#),
+    };
+    let server = MockServer::start(vec![
+        Reply::stream(vec![call(0, "first"), call(1, "second")]),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let done = run(&sb, &server, &["-p", "hi", "--output-format", "json"]).await;
+    assert_eq!(done.code, Some(0), "{}", done.describe());
+    let lines = json_lines(&done);
+    let ids = |kind: &str| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == kind)
+            .map(|l| {
+                let id = if kind == "tool_start" {
+                    &l["info"]["id"]
+                } else {
+                    &l["id"]
+                };
+                id.as_str().unwrap().to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(ids("tool_start"), ["call_0", "call_0_2"], "{lines:?}");
+    assert_eq!(ids("tool_end"), ["call_0", "call_0_2"], "{lines:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let sent: Vec<&str> = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["tool_calls"].as_array())
+        .flatten()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sent, ["call_0", "call_0_2"]);
+    assert!(tool_result(&requests[1], "call_0").contains("first"));
+    assert!(tool_result(&requests[1], "call_0_2").contains("second"));
+}

@@ -16,7 +16,10 @@ use crate::wire::{Delta, DeltaSink};
 struct Call {
     /// The provider's index (or our ordinal for whole calls).
     key: usize,
+    /// Unique within the reply: a repeated provider id gets a suffix.
     id: String,
+    /// The id as the server sent it, to tell a resent start from a new call.
+    wire_id: Option<String>,
     name: String,
     arguments: String,
     chars: usize,
@@ -189,14 +192,16 @@ impl<'s> Assembler<'s> {
     }
 
     fn start_call(&mut self, key: usize, id: Option<&str>, name: &str) -> usize {
-        let id = match id {
-            Some(id) if !id.is_empty() => id.to_owned(),
-            _ => make_call_id(),
+        let wire_id = id.filter(|id| !id.is_empty()).map(str::to_owned);
+        let id = match &wire_id {
+            Some(id) => self.distinct(id),
+            None => make_call_id(),
         };
         let index = self.calls.len();
         self.calls.push(Call {
             key,
             id: id.clone(),
+            wire_id,
             name: name.to_owned(),
             arguments: String::new(),
             chars: 0,
@@ -208,6 +213,20 @@ impl<'s> Assembler<'s> {
             name: name.to_owned(),
         });
         index
+    }
+
+    /// `id`, or `id_2`, `id_3`… when an earlier call of this reply has it:
+    /// two calls under one id would share one result and one card. The
+    /// suffix keeps the characters every provider accepts in an id.
+    fn distinct(&self, id: &str) -> String {
+        let taken = |candidate: &str| self.calls.iter().any(|c| c.id == candidate);
+        if !taken(id) {
+            return id.to_owned();
+        }
+        (2..)
+            .map(|n| format!("{id}_{n}"))
+            .find(|candidate| !taken(candidate))
+            .unwrap_or_else(make_call_id)
     }
 
     fn finish_call(&mut self, pos: usize) {
@@ -318,7 +337,11 @@ impl DeltaSink for Assembler<'_> {
             Delta::ToolStart { key, id, name } => match self.position(key) {
                 // Another id under the same index: servers that number
                 // every call 0 (or give no index) send a new call.
-                Some(pos) if id.is_some_and(|id| !id.is_empty() && self.calls[pos].id != id) => {
+                Some(pos)
+                    if id.is_some_and(|id| {
+                        !id.is_empty() && self.calls[pos].wire_id.as_deref() != Some(id)
+                    }) =>
+                {
                     self.finish_call(pos);
                     self.start_call(key, id, name);
                 }
@@ -455,6 +478,55 @@ mod tests {
         );
         assert!(matches!(&events[2], StreamEvent::ToolCallFinished(c) if c.id == "a"));
         assert!(matches!(&events[3], StreamEvent::ToolCallFinished(c) if c.id == "b"));
+    }
+
+    #[test]
+    fn calls_that_share_an_id_get_distinct_ids() {
+        let (events, msg, _) = collect(&[
+            Delta::ToolStart {
+                key: 0,
+                id: Some("call_0"),
+                name: "bash",
+            },
+            Delta::ToolStart {
+                key: 1,
+                id: Some("call_0"),
+                name: "bash",
+            },
+            // A resent start of the second call is not a third call.
+            Delta::ToolStart {
+                key: 1,
+                id: Some("call_0"),
+                name: "",
+            },
+            Delta::ToolArgs {
+                key: 0,
+                fragment: "{\"command\":\"echo a\"}",
+            },
+            Delta::ToolArgs {
+                key: 1,
+                fragment: "{\"command\":\"echo b\"}",
+            },
+            Delta::ToolWhole {
+                id: Some("call_0"),
+                name: "read_file",
+                arguments: "{}",
+            },
+        ]);
+        let Message::Assistant { tool_calls, .. } = msg else {
+            panic!()
+        };
+        let ids: Vec<&str> = tool_calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["call_0", "call_0_2", "call_0_3"]);
+        assert_eq!(tool_calls[1].arguments, "{\"command\":\"echo b\"}");
+        let started: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::ToolCallStarted { id, .. } => Some(id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(started, ids);
     }
 
     #[test]
