@@ -338,3 +338,36 @@ async fn two_calls_under_one_id_are_told_apart() {
     assert!(tool_result(&requests[1], "call_0").contains("first"));
     assert!(tool_result(&requests[1], "call_0_2").contains("second"));
 }
+
+/// A project whose folder name is not UTF-8 keeps its session: it is
+/// saved, and `--continue` carries on from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_folder_that_is_not_utf8_keeps_its_session() {
+    use std::os::unix::ffi::OsStrExt;
+    let sb = Sandbox::new(CONFIG).unwrap();
+    let odd = sb.work.join(std::ffi::OsStr::from_bytes(b"caf\xe9-\xff"));
+    std::fs::create_dir(&odd).unwrap();
+    let server = answering().await;
+    for question in ["first question", "second question"] {
+        let mut cmd = sb.command(&repl(), &base(&server));
+        cmd.current_dir(&odd);
+        if question.starts_with("second") {
+            cmd.arg("--continue");
+        }
+        cmd.args(["-p", question]);
+        let done = finish(Running::spawn(&mut cmd).unwrap()).await;
+        assert_eq!(done.code, Some(0), "{question}: {}", done.describe());
+        assert!(
+            !done.stderr.contains("not saved"),
+            "{question}: {}",
+            done.describe()
+        );
+    }
+    assert_eq!(sb.session_files().len(), 1);
+    let requests = server.requests();
+    let last = requests.last().unwrap().body.to_string();
+    assert!(
+        last.contains("first question") && last.contains("second question"),
+        "--continue did not carry the first exchange: {last}"
+    );
+}

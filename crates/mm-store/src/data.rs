@@ -19,7 +19,8 @@ const TITLE_MAX: usize = 60;
 pub struct SessionData {
     pub version: u32,
     pub id: String,
-    /// The project's absolute path.
+    /// The project's absolute path (its bytes when it is not UTF-8).
+    #[serde(with = "crate::pathform")]
     pub cwd: PathBuf,
     /// The first question, shortened (see [`title_from`]).
     pub title: String,

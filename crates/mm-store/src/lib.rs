@@ -9,6 +9,7 @@
 mod data;
 mod error;
 mod fsio;
+mod pathform;
 mod project;
 mod redact;
 mod store;

@@ -215,6 +215,7 @@ impl Store {
 struct Head {
     version: u64,
     id: String,
+    #[serde(with = "crate::pathform")]
     cwd: PathBuf,
     title: String,
     model: String,
