@@ -293,6 +293,7 @@ pub fn load(sources: &Sources) -> Result<Loaded, ConfigError> {
     config.skills_dir = dirs.expand_tilde(&config.skills_dir);
     config.sessions.dir = dirs.expand_tilde(&config.sessions.dir);
     config.checkpoints.dir = dirs.expand_tilde(&config.checkpoints.dir);
+    config.user_dir = defaults.user_dir.clone();
 
     let origins = KEYS
         .iter()

@@ -64,6 +64,13 @@ pub struct Config {
     pub mcp_servers: BTreeMap<String, McpServer>,
     /// How MCP servers are started and declared. User file only.
     pub mcp: McpSettings,
+
+    /// mm's folder of the user's own files, `$XDG_CONFIG_HOME/mm` (else
+    /// `~/.config/mm`): the global `AGENTS.md` and the `commands/` folder
+    /// live here. Not a setting: it follows the environment, like the
+    /// user file's place, so no file can set it.
+    #[serde(skip)]
+    pub user_dir: PathBuf,
 }
 
 /// `permissions`: the default for calls no rule speaks of, and the rules
@@ -427,6 +434,7 @@ impl Config {
                 tool_timeout: 60,
                 lazy: McpLazy::Auto,
             },
+            user_dir: dirs.config.join("mm"),
         }
     }
 

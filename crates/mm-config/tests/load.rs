@@ -181,6 +181,19 @@ fn home_fallback_when_no_xdg_variables() {
         loaded.config.sessions.dir,
         w.root.join("home/.local/share/mm/sessions")
     );
+    assert_eq!(loaded.config.user_dir, w.root.join("home/.config/mm"));
+}
+
+#[test]
+fn the_user_folder_follows_xdg_config_home_and_no_file_sets_it() {
+    let w = World::new();
+    assert_eq!(w.load().config.user_dir, w.root.join("conf/mm"));
+    let p = w.write_user("userDir: /tmp/elsewhere\n");
+    let error = w.error();
+    assert!(
+        error.starts_with(&format!("{}: unknown key \"userDir\"", p.display())),
+        "{error}"
+    );
 }
 
 // ---------- layering ----------
