@@ -1,11 +1,14 @@
 //! mm-skills: finding skills (markdown procedures) under the skills folder
-//! and rendering the read_skill catalogue. It knows nothing of tools or the
-//! model.
+//! and rendering the read_skill catalogue, and finding custom slash
+//! commands (markdown prompts, [`commands`]) the same way. It knows nothing
+//! of tools or the model.
 //!
 //! A skill is `<dir>/<name>.md` or `<dir>/<name>/SKILL.md`; the flat file
 //! wins when both exist. It must never read outside the skills folder: names
 //! are base names only, and a symlink whose target leaves the folder is
 //! ignored as if it were absent.
+
+pub mod commands;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -128,7 +131,7 @@ pub fn description_of(markdown: &str) -> String {
 
 /// `(Some(yaml), rest)` when the text opens with a `---` line closed by a
 /// `---` or `...` line; otherwise `(None, text)`.
-fn split_front_matter(text: &str) -> (Option<&str>, &str) {
+pub(crate) fn split_front_matter(text: &str) -> (Option<&str>, &str) {
     let mut lines = text.split_inclusive('\n');
     let Some(first) = lines.next() else {
         return (None, text);
