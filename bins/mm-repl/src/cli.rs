@@ -9,8 +9,9 @@ pub enum OutputFormat {
     /// The answer on stdout; tool lines, notices and errors on stderr.
     #[default]
     Text,
-    /// One JSON object per event and line on stdout (`text`, `tool_start`,
-    /// `tool_end` …), then `usage` {prompt_tokens, completion_tokens} and,
+    /// One JSON object per event and line on stdout: first `session`
+    /// {session_id, model, cwd, version}, then the turn's events (`text`,
+    /// `tool_start`, `tool_end` …), then `usage` {prompt_tokens, completion_tokens} and,
     /// last, `turn_end` {outcome: done|cancelled|max_turns|failed, error
     /// (with failed), counters, prompt_tokens, completion_tokens}.
     Json,

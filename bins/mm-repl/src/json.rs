@@ -1,6 +1,10 @@
 //! `--output-format json`: one JSON object per line on stdout for every
-//! event of the turn, for scripts and CI. Every line has a `type`:
+//! event of the turn, for scripts and CI (docs/reference/json.md). Every
+//! line has a `type`:
 //!
+//! - first, `session` `{session_id, model, cwd, version}`: the session the
+//!   turn is recorded in (`session_id` is null when sessions are off), so a
+//!   script can `--resume` it;
 //! - `text`, `reasoning`, `status` `{"text"}`; `notice`, `error` `{"text"}`;
 //! - `tool_start` `{"info": {id, tool, title, kind, input, locations,
 //!   change}}`, `tool_running` `{"id"}`, `tool_end` `{id, tool, status:
@@ -23,6 +27,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
+use mm_agent::Agent;
 use mm_ui::{Decision, Event, Sink, ToolInfo, TurnOutcome};
 
 use crate::keys::Controls;
@@ -78,6 +83,18 @@ impl JsonSink {
         }));
         decision
     }
+}
+
+/// The first line: the session this run is recorded in (`id`, `None` when
+/// sessions are off), the model, the working directory and mm's version.
+pub fn session_event(agent: &Agent, id: Option<String>) -> serde_json::Value {
+    serde_json::json!({
+        "type": "session",
+        "session_id": id,
+        "model": agent.model(),
+        "cwd": agent.cwd().display().to_string(),
+        "version": mm_agent::version(),
+    })
 }
 
 /// The `outcome` word of a `turn_end` line, and the reason of a failure.

@@ -1,17 +1,21 @@
 //! One turn without a prompt, for scripts: `mm-repl -p "question"`.
 //! stdout holds only the answer (or, with `--output-format json`, one JSON
-//! event per line); tool lines, notices and errors go to stderr. The exit
-//! code says how the turn ended.
+//! event per line, the first naming the session); tool lines, notices and
+//! errors go to stderr. The exit code says how the turn ended.
+//!
+//! A question naming a command that runs in one-shot mode runs it: a custom
+//! command (`-p "/review src/lib.rs"`) becomes the question, `/undo` runs
+//! here; any other line starting with `/` is sent as text, as typed.
 
 use std::sync::Arc;
 
 use mm_agent::Agent;
 use mm_agent::commands::{Command, Front, Outcome, Parsed};
-use mm_ui::{Sink, TurnOutcome};
+use mm_ui::{Event, Sink, TurnOutcome};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::OutputFormat;
-use crate::json::JsonSink;
+use crate::json::{JsonSink, session_event};
 use crate::keys::{Controls, KeyWatch};
 use crate::screen::Layout;
 use crate::term::{TermOptions, TermSink};
@@ -31,8 +35,8 @@ pub fn exit_code(outcome: &TurnOutcome) -> u8 {
 }
 
 /// Ask `question`, print the turn, return the exit code. A question that
-/// names a command run in one-shot mode (`/undo`) runs that command
-/// instead; other commands are sent as text.
+/// names a command run in one-shot mode runs that command instead (a
+/// custom command writes the question); other commands are sent as text.
 pub async fn run(
     agent: &mut Agent,
     question: &str,
@@ -44,12 +48,30 @@ pub async fn run(
     if let Parsed::Command { command, argument } = commands.parse(question, Front::Repl)
         && command.runs_in_one_shot()
     {
-        match run_command(agent, command, argument, format).await {
-            Ok(code) => return code,
-            Err(question) => asked = question,
+        // A command that only writes a question (a custom one) needs no
+        // agent: its question is asked as one turn like a typed one.
+        match command.run_free(argument, Front::Repl, &commands) {
+            Some(Outcome::Ask(question)) => asked = question,
+            _ => match run_command(agent, command, argument, format).await {
+                Ok(code) => return code,
+                Err(question) => return ask(agent, &question, format, show_thinking, false).await,
+            },
         }
     }
-    ask(agent, &asked, format, show_thinking).await
+    ask(agent, &asked, format, show_thinking, true).await
+}
+
+/// What a run says before anything else: with JSON, the `session` line
+/// (`id` is the session the run is recorded in, `None` when there is
+/// none), so a script can `--resume` it; then the start-up warnings (a
+/// command file refused, instructions cut) where notices go.
+fn preamble(agent: &Agent, id: Option<String>, json: Option<&JsonSink>, sink: &dyn Sink) {
+    if let Some(json) = json {
+        json.line(&session_event(agent, id));
+    }
+    for text in agent.warnings() {
+        sink.event(Event::Notice { text: text.clone() });
+    }
 }
 
 /// Run a one-shot command: its reply on stdout (errors on stderr), or one
@@ -70,8 +92,17 @@ async fn run_command(
             },
             controls,
         )),
-        OutputFormat::Json => Arc::new(JsonSink::new(controls)),
+        OutputFormat::Json => {
+            let json = JsonSink::new(controls);
+            // No session is started for a command: it names the one it
+            // works on (--continue, --resume), if any.
+            preamble(agent, agent.session_id(), Some(&json), &json);
+            Arc::new(json)
+        }
     };
+    if format == OutputFormat::Text {
+        preamble(agent, None, None, sink.as_ref());
+    }
     let outcome = agent
         .run_command(
             command,
@@ -104,8 +135,15 @@ async fn run_command(
     Ok(if ok { 0 } else { EXIT_FAILED })
 }
 
-/// Ask `question` as one turn.
-async fn ask(agent: &mut Agent, question: &str, format: OutputFormat, show_thinking: bool) -> u8 {
+/// Ask `question` as one turn; `announce` says the preamble first (not yet
+/// said by a command that asked this question).
+async fn ask(
+    agent: &mut Agent,
+    question: &str,
+    format: OutputFormat,
+    show_thinking: bool,
+    announce: bool,
+) -> u8 {
     let controls = Arc::new(Controls::default());
     let cancel = CancellationToken::new();
     // With a terminal on stdin, Escape/Ctrl-C and a/s/r work as in the
@@ -128,8 +166,30 @@ async fn ask(agent: &mut Agent, question: &str, format: OutputFormat, show_think
             ));
             (Some(term.clone()), term)
         }
-        OutputFormat::Json => (None, Arc::new(JsonSink::new(controls.clone()))),
+        OutputFormat::Json => {
+            let json = JsonSink::new(controls.clone());
+            if announce {
+                // Named before the turn (the file exists from now on), so a
+                // script can `--resume` it whatever happens next.
+                let started = agent.start_session();
+                preamble(
+                    agent,
+                    started.as_ref().ok().cloned().flatten(),
+                    Some(&json),
+                    &json,
+                );
+                if let Err(e) = started {
+                    json.event(Event::Error {
+                        text: format!("session not saved: {e}"),
+                    });
+                }
+            }
+            (None, Arc::new(json))
+        }
     };
+    if announce && format == OutputFormat::Text {
+        preamble(agent, None, None, sink.as_ref());
+    }
     let report = agent.ask(question, sink, cancel).await;
     agent.shutdown().await;
     drop(keys);

@@ -176,6 +176,7 @@ impl Repl {
             s.notice(warning);
         }
         s.say_dim(&lsp_line(agent));
+        s.say_dim(&agent.instructions().banner_line());
         s.say_dim("/help lists the commands · Esc or Ctrl-C stops a turn · Ctrl-D quits");
     }
 

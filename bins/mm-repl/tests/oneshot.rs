@@ -32,7 +32,12 @@ fn stdout_is_the_answer_and_tool_lines_go_to_stderr() {
     // and the working directory), the question, and the declared tools.
     let first = messages(&chats[0]);
     assert_eq!(first[0]["role"], "system");
-    let expected_prompt = mm_agent::prompt::system_prompt(&w.cwd, &["AGENTS.md".to_owned()]);
+    let instructions = mm_agent::instructions::Instructions::gather(
+        &w.cwd,
+        &w.root.path().join("config/mm"),
+        &["AGENTS.md".to_owned()],
+    );
+    let expected_prompt = mm_agent::prompt::system_prompt(&w.cwd, &instructions);
     assert_eq!(first[0]["content"].as_str().unwrap(), expected_prompt);
     assert!(
         expected_prompt.ends_with("Project instructions from AGENTS.md:\nAlways run the tests.")
@@ -149,6 +154,7 @@ fn json_events_parse_and_come_in_order() {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
         .collect();
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds[0], "session", "{kinds:?}");
     let pos = |k: &str| {
         kinds
             .iter()
@@ -354,4 +360,130 @@ fn reasoning_is_shown_on_stderr_unless_show_thinking_is_off() {
         "{}",
         text(&out.stderr)
     );
+}
+
+/// A user command in the isolated config folder and a project command.
+fn with_commands(w: &World) {
+    let user = w.root.path().join("config/mm/commands");
+    std::fs::create_dir_all(user.join("git")).unwrap();
+    std::fs::write(
+        user.join("review.md"),
+        "---\ndescription: Review one file\nargument-hint: <path>\n---\nReview @$1 and list the bugs.",
+    )
+    .unwrap();
+    std::fs::write(user.join("git/log.md"), "Summarise: $ARGUMENTS").unwrap();
+    let project = w.cwd.join(".mm/commands");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("new.md"), "clashes with /new").unwrap();
+    std::fs::create_dir_all(w.cwd.join("src")).unwrap();
+    std::fs::write(w.cwd.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
+}
+
+#[test]
+fn a_custom_command_runs_as_the_one_shot_question() {
+    let w = World::new(
+        vec![Reply::text("No bugs."), Reply::text("Two commits.")],
+        "",
+    );
+    with_commands(&w);
+    let out = w.run(&["-p", "/review src/lib.rs"], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(text(&out.stdout), "No bugs.\n");
+    let first = messages(&w.chats()[0]);
+    assert_eq!(
+        first[1]["content"],
+        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]"
+    );
+    // The clash is refused at start, naming the file.
+    let clash = std::fs::canonicalize(w.cwd.join(".mm/commands/new.md")).unwrap();
+    assert!(
+        stderr.contains(&format!(
+            "command file {} not loaded: /new is a built-in command",
+            clash.display()
+        )),
+        "stderr: {stderr}"
+    );
+    let out = w.run(&["-p", "/git:log the last week"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        messages(&w.chats()[1]).last().unwrap()["content"],
+        "Summarise: the last week"
+    );
+}
+
+#[test]
+fn built_in_and_unknown_commands_are_sent_as_text_in_one_shot_mode() {
+    let w = World::new(
+        vec![Reply::text("a"), Reply::text("b"), Reply::text("c")],
+        "",
+    );
+    with_commands(&w);
+    for line in ["/compact", "/new", "/nosuch thing"] {
+        let out = w.run(&["-p", line], None);
+        assert_eq!(out.status.code(), Some(0), "{line}: {}", text(&out.stderr));
+    }
+    let sent: Vec<serde_json::Value> = w
+        .chats()
+        .iter()
+        .map(|c| messages(c).last().unwrap()["content"].clone())
+        .collect();
+    assert_eq!(sent, ["/compact", "/new", "/nosuch thing"]);
+}
+
+#[test]
+fn json_starts_with_the_session_event_and_a_script_can_resume_it() {
+    let w = World::new(vec![Reply::text("noted"), Reply::text("teal")], "");
+    let out = w.run(
+        &["-p", "the colour is teal", "--output-format", "json"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let first: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    let id = first["session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_owned();
+    assert_eq!(
+        first,
+        serde_json::json!({
+            "type": "session",
+            "session_id": id,
+            "model": "openai-compatible/test",
+            "cwd": w.cwd.display().to_string(),
+            "version": mm_agent::version(),
+        })
+    );
+    let out = w.run(
+        &[
+            "--resume",
+            &id,
+            "-p",
+            "which colour?",
+            "--output-format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let again: serde_json::Value =
+        serde_json::from_str(text(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(again["session_id"], id.as_str());
+    let contents: Vec<String> = messages(&w.chats()[1])
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        contents[1..],
+        ["the colour is teal", "noted", "which colour?"]
+    );
+
+    // Without sessions the id is null, and the event still comes first.
+    let w = World::new(vec![Reply::text("ok")], "sessions:\n  enabled: false\n");
+    let out = w.run(&["-p", "hi", "--output-format", "json"], None);
+    let first: serde_json::Value =
+        serde_json::from_str(text(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "session");
+    assert!(first["session_id"].is_null(), "{first}");
 }

@@ -562,3 +562,66 @@ fn term_dumb_gets_no_color_no_spinner_and_no_line_clearing() {
         assert_eq!(all.contains('\x1b'), escapes, "TERM={term}: {all:?}");
     }
 }
+
+#[test]
+fn custom_commands_instructions_and_init_in_the_repl() {
+    let script = vec![Reply::text("Reviewed."), Reply::text("Wrote AGENTS.md.")];
+    let w = World::new(script, "");
+    let user = w.root.path().join("config/mm/commands");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("review.md"),
+        "---\ndescription: Review one file\nargument-hint: <path>\n---\nReview @$1 and list the bugs.",
+    )
+    .unwrap();
+    std::fs::create_dir_all(w.cwd.join(".mm/commands")).unwrap();
+    std::fs::write(w.cwd.join(".mm/commands/new.md"), "clashes").unwrap();
+    std::fs::create_dir_all(w.cwd.join("src")).unwrap();
+    std::fs::write(w.cwd.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
+    std::fs::write(w.cwd.join("AGENTS.md"), "Use tabs.\n").unwrap();
+    std::fs::create_dir_all(w.cwd.join(".git")).unwrap();
+
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    let banner = expect(&mut s, PROMPT);
+    assert!(banner.contains("instructions  AGENTS.md"), "{banner}");
+    let clash = std::fs::canonicalize(w.cwd.join(".mm/commands/new.md")).unwrap();
+    assert!(
+        banner.contains(&format!(
+            "command file {} not loaded: /new is a built-in command",
+            clash.display()
+        )),
+        "{banner}"
+    );
+    type_line(&mut s, "/help");
+    let help = expect(&mut s, "Review one file (user)");
+    assert!(help.contains("/review <path>"), "{help}");
+    assert!(help.contains("/init"), "{help}");
+    expect(&mut s, PROMPT);
+    // Tab completes the custom name like a built-in one.
+    s.send("/rev\t").unwrap();
+    expect(&mut s, "/review ");
+    type_line(&mut s, "src/lib.rs");
+    expect(&mut s, "Reviewed.");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/init");
+    expect(&mut s, "Wrote AGENTS.md.");
+    expect(&mut s, PROMPT);
+    quit(s);
+
+    let chats = w.chats();
+    assert_eq!(chats.len(), 2);
+    assert!(
+        messages(&chats[0])[0]["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("Project instructions from AGENTS.md:\nUse tabs.")
+    );
+    assert_eq!(
+        messages(&chats[0]).last().unwrap()["content"],
+        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]"
+    );
+    assert_eq!(
+        messages(&chats[1]).last().unwrap()["content"],
+        mm_agent::commands::INIT_PROMPT.replace("{file}", "AGENTS.md")
+    );
+}

@@ -210,7 +210,16 @@ fn a_file_changed_after_the_turn_makes_p_undo_fail_until_forced() {
         None,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let line: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    // The session line names the session the command worked on, then the
+    // command's own line.
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["type"], "session");
+    assert!(lines[0]["session_id"].is_string(), "{}", lines[0]);
+    let line = &lines[1];
     assert_eq!(line["type"], "command");
     assert_eq!(line["name"], "undo");
     assert_eq!(line["ok"], true);

@@ -639,8 +639,9 @@ impl App {
 pub const NO_LSP: &str = "no language server found on the PATH: the lsp tool is not declared";
 
 /// The first entry of the window: what mm-repl's banner says — the model,
-/// the folder, the tools declared, the skills found and the language
-/// servers (or why `lsp` is missing), so the window hides none of it.
+/// the folder, the tools declared, the skills found, the language servers
+/// (or why `lsp` is missing) and the instructions files read, so the window
+/// hides none of it.
 pub fn start_notice(agent: &Agent) -> String {
     let tools = agent.tool_names();
     let tools = if tools.is_empty() {
@@ -664,6 +665,7 @@ pub fn start_notice(agent: &Agent) -> String {
             agent.config().skills_dir.display()
         ),
         format!("lsp     {lsp}"),
+        agent.instructions().banner_line(),
         "/help lists the commands · Esc stops a turn · Ctrl-C twice quits".to_string(),
     ]
     .join("\n")
@@ -839,6 +841,7 @@ mod tests {
             lines[4],
             "lsp     no language server found on the PATH: the lsp tool is not declared"
         );
+        assert_eq!(lines[5], "instructions  none (AGENTS.md not found)");
     }
 
     fn key(app: &mut App, code: KeyCode) {

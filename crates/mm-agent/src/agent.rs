@@ -15,7 +15,8 @@ use mm_ui::{Counters, Event, Sink, TurnOutcome};
 use tokio_util::sync::CancellationToken;
 
 use crate::checkpoint::{Direction, Rewind, RewindError, Rewinder};
-use crate::commands::{Call, Command, Commands, Front, Outcome, Run};
+use crate::commands::{Call, Command, Commands, Front, Outcome, Run, custom};
+use crate::instructions::Instructions;
 use crate::mcp::{EditorServer, McpSession};
 use crate::{checkpoint, compact, history, mention, prompt, tools};
 
@@ -91,6 +92,7 @@ pub struct Agent {
     rewinder: Rewinder,
     /// The last save's failure, cleared by a save that works.
     not_saved: Option<String>,
+    instructions: Instructions,
 }
 
 impl Agent {
@@ -120,8 +122,12 @@ impl Agent {
         let tools::Tools {
             toolbox,
             lsp,
-            warnings,
+            mut warnings,
         } = tools::toolbox(&config, cwd, &secrets);
+        let mut commands = Commands::builtin();
+        warnings.extend(custom::load(&mut commands, &config.user_dir, cwd));
+        let instructions = Instructions::gather(cwd, &config.user_dir, &config.instructions);
+        warnings.extend(instructions.notice());
         let decls = toolbox
             .specs()
             .into_iter()
@@ -139,7 +145,8 @@ impl Agent {
             .enabled
             .then(|| Store::new(config.sessions.dir.clone()).with_secrets(secrets));
         Ok(Agent {
-            system: prompt::system_prompt(cwd, &config.instructions),
+            system: prompt::system_prompt(cwd, &instructions),
+            instructions,
             cwd: cwd.to_path_buf(),
             engine,
             toolbox,
@@ -153,7 +160,7 @@ impl Agent {
             session: None,
             ratio: None,
             last_answer: String::new(),
-            commands: Commands::builtin(),
+            commands,
             rewinder: Rewinder::new(&config.checkpoints, cwd),
             not_saved: None,
             config,
@@ -191,7 +198,13 @@ impl Agent {
         self.toolbox.names()
     }
 
-    /// Start-up warnings to show the user (language servers not found).
+    /// The instructions files the system prompt holds, outermost first.
+    pub fn instructions(&self) -> &Instructions {
+        &self.instructions
+    }
+
+    /// Start-up warnings to show the user: language servers not found,
+    /// command files not loaded, instructions cut to their size limit.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }

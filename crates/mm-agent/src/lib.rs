@@ -1,5 +1,6 @@
 //! mm-agent: the turn: system prompt, model, tools, history, compaction,
-//! the command table, mentions and the version.
+//! the command table (built-in and custom commands), instructions files,
+//! mentions and the version.
 //!
 //! Front ends (and other Rust programs) build an [`Agent`] from settings,
 //! send it questions with their own [`mm_ui::Sink`], and read its history.
@@ -10,6 +11,7 @@ pub mod checkpoint;
 pub mod commands;
 pub mod compact;
 pub mod history;
+pub mod instructions;
 pub mod mcp;
 pub mod mention;
 pub mod permissions;

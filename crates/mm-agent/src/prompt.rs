@@ -1,8 +1,11 @@
 //! The system prompt. Short on purpose: it must suit 8–12B local models and,
 //! with the tool declarations, keep the first request under 6 KB
-//! (decisions.md 24). Project instructions (`AGENTS.md` by default) follow it.
+//! (the fixed part, without instructions files). Instructions files
+//! (`AGENTS.md` by default, see [`crate::instructions`]) follow it.
 
 use std::path::Path;
+
+use crate::instructions::Instructions;
 
 /// The fixed part of the system prompt.
 pub const BASE: &str = "You are mm, a coding assistant working in the user's project.
@@ -11,43 +14,13 @@ Work step by step. Do not invent file contents or command output: read or run it
 When a tool reports an error, read it and try another way instead of repeating the same call.
 Answer briefly and plainly. When you are done, say what you did.";
 
-/// Instructions files larger than this are cut, so one huge file cannot
-/// take a small model's whole window.
-const MAX_INSTRUCTIONS: usize = 16 * 1024;
-
-/// The whole system prompt for a session rooted at `cwd`: the base text, the
-/// working directory, and the text of each instructions file that exists
-/// (paths are relative to `cwd`; the config already refused escapes).
-pub fn system_prompt(cwd: &Path, instructions: &[String]) -> String {
+/// The whole system prompt for a session rooted at `cwd`: the base text,
+/// the working directory, and the instructions files found for it.
+pub fn system_prompt(cwd: &Path, instructions: &Instructions) -> String {
     let mut prompt = String::from(BASE);
     prompt.push_str("\nWorking directory: ");
     prompt.push_str(&cwd.display().to_string());
-    let root = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-    for name in instructions {
-        // Inside the project only (decisions.md 1), symlinks resolved: a
-        // repository's AGENTS.md linking to ~/.ssh/… is not read.
-        let Ok(path) = std::fs::canonicalize(cwd.join(name)) else {
-            continue;
-        };
-        if !path.starts_with(&root) {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let mut cut = text.len().min(MAX_INSTRUCTIONS);
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        prompt.push_str("\n\nProject instructions from ");
-        prompt.push_str(name);
-        prompt.push_str(":\n");
-        prompt.push_str(&text[..cut]);
-    }
+    prompt.push_str(&instructions.prompt_text());
     prompt
 }
 
@@ -55,10 +28,15 @@ pub fn system_prompt(cwd: &Path, instructions: &[String]) -> String {
 mod tests {
     use super::*;
 
+    fn prompt(dir: &Path) -> String {
+        let found = Instructions::gather(dir, &dir.join("no-user"), &["AGENTS.md".into()]);
+        system_prompt(dir, &found)
+    }
+
     #[test]
     fn agents_md_is_appended_when_present() {
         let dir = tempfile::tempdir().unwrap();
-        let without = system_prompt(dir.path(), &["AGENTS.md".into()]);
+        let without = prompt(dir.path());
         assert!(without.starts_with(BASE));
         assert!(!without.contains("Project instructions"));
         std::fs::write(
@@ -66,7 +44,7 @@ mod tests {
             "Run `make test` before you finish.\n",
         )
         .unwrap();
-        let with = system_prompt(dir.path(), &["AGENTS.md".into()]);
+        let with = prompt(dir.path());
         assert!(
             with.ends_with(
                 "Project instructions from AGENTS.md:\nRun `make test` before you finish."
@@ -84,14 +62,13 @@ mod tests {
             dir.path().join("AGENTS.md"),
         )
         .unwrap();
-        let prompt = system_prompt(dir.path(), &["AGENTS.md".into()]);
-        assert!(!prompt.contains("TOP SECRET"));
+        assert!(!prompt(dir.path()).contains("TOP SECRET"));
         // A link that stays inside the project is fine.
         std::fs::write(dir.path().join("real.md"), "Use tabs.").unwrap();
         std::fs::remove_file(dir.path().join("AGENTS.md")).unwrap();
         std::os::unix::fs::symlink(dir.path().join("real.md"), dir.path().join("AGENTS.md"))
             .unwrap();
-        assert!(system_prompt(dir.path(), &["AGENTS.md".into()]).ends_with("Use tabs."));
+        assert!(prompt(dir.path()).ends_with("Use tabs."));
     }
 
     #[test]

@@ -79,6 +79,12 @@ pub(super) fn table() -> Vec<Command> {
             "Show the permission rules, this session's rules and the sandbox",
             Run::Now(permissions),
         ),
+        Command::new(
+            "init",
+            "Ask the model to write a first AGENTS.md for this project",
+            Run::Now(init),
+        )
+        .with_fronts(TERMINAL),
         Command::new("help", "List the commands", Run::Free(Arc::new(help))).with_fronts(TERMINAL),
         Command::new(
             "quit",
@@ -288,6 +294,24 @@ fn model(agent: &mut Agent, call: &Call<'_>) -> Outcome {
         return Outcome::Error(e.to_string());
     }
     Outcome::Say(format!("model: {} at {}", agent.model(), agent.base_url()))
+}
+
+/// What `/init` asks; `{file}` is the first name of the `instructions`
+/// setting (`AGENTS.md` by default).
+pub const INIT_PROMPT: &str = "Write a first {file} for this project: the instructions a coding agent reads before it works here.
+Look before you write: list the files, read the README and the build and CI files.
+Say, briefly and only what is true here: what the project is; the exact commands to build, test, lint and format it; how its folders are laid out; the conventions its code follows; anything a newcomer would get wrong.
+Plain Markdown, at most about 60 lines. If {file} exists already, read it and improve it instead of starting over.
+Write it with write_file or edit_file, then say what you wrote.";
+
+/// `/init`: a question for the model, not a reply.
+fn init(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
+    let file = agent
+        .config()
+        .instructions
+        .first()
+        .map_or("AGENTS.md", String::as_str);
+    Outcome::Ask(INIT_PROMPT.replace("{file}", file))
 }
 
 fn help(call: &Call<'_>) -> Outcome {

@@ -10,6 +10,7 @@
 //! run time ([`Commands::add`], for commands loaded from files).
 
 mod builtin;
+pub mod custom;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -21,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Agent;
 
-pub use builtin::{copy, resumed};
+pub use builtin::{INIT_PROMPT, copy, resumed};
 
 /// A front end that can offer a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,8 +12,8 @@ use mm_agent::ui::{Decision, Event, Sink, ToolInfo};
 use mm_agent::{Agent, Message, TurnReport};
 use tokio_util::sync::CancellationToken;
 
-/// Settings for a test: the mock's OpenAI-compatible endpoint, sessions and
-/// skills in `dir`, no retries, a short watchdog.
+/// Settings for a test: the mock's OpenAI-compatible endpoint, sessions,
+/// skills and mm's user folder in `dir`, no retries, a short watchdog.
 pub fn config(url: &str, dir: &Path) -> Config {
     let mut c = Config {
         model: "openai-compatible/test".into(),
@@ -27,6 +27,8 @@ pub fn config(url: &str, dir: &Path) -> Config {
     c.sessions.dir = dir.join("sessions");
     // Checkpoints of folders outside git stay in the test's folder too.
     c.checkpoints.dir = dir.join("checkpoints");
+    // The global AGENTS.md and the user's commands: never the real HOME's.
+    c.user_dir = dir.join("user");
     // Tests of the loop do not depend on which language servers the
     // machine has; the lsp tool has its own tests.
     c.lsp.servers.clear();
