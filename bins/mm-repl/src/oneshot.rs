@@ -170,19 +170,11 @@ async fn ask(
             let json = JsonSink::new(controls.clone());
             if announce {
                 // Named before the turn (the file exists from now on), so a
-                // script can `--resume` it whatever happens next.
-                let started = agent.start_session();
-                preamble(
-                    agent,
-                    started.as_ref().ok().cloned().flatten(),
-                    Some(&json),
-                    &json,
-                );
-                if let Err(e) = started {
-                    json.event(Event::Error {
-                        text: format!("session not saved: {e}"),
-                    });
-                }
+                // script can `--resume` it whatever happens next. A file
+                // that cannot be written is the turn's to report (its save
+                // fails too, and so does the run).
+                let id = agent.start_session().ok().flatten();
+                preamble(agent, id, Some(&json), &json);
             }
             (None, Arc::new(json))
         }
