@@ -63,13 +63,14 @@ pub async fn run(
 
 /// What a run says before anything else: with JSON, the `session` line
 /// (`id` is the session the run is recorded in, `None` when there is
-/// none), so a script can `--resume` it; then the start-up warnings (a
-/// command file refused, instructions cut) where notices go.
+/// none), so a script can `--resume` it; then the start-up warnings about
+/// the user's and the project's files (a command file refused,
+/// instructions cut) where notices go.
 fn preamble(agent: &Agent, id: Option<String>, json: Option<&JsonSink>, sink: &dyn Sink) {
     if let Some(json) = json {
         json.line(&session_event(agent, id));
     }
-    for text in agent.warnings() {
+    for text in agent.file_warnings() {
         sink.event(Event::Notice { text: text.clone() });
     }
 }

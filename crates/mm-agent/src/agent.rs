@@ -78,6 +78,9 @@ pub struct Agent {
     lsp: Option<Arc<mm_lsp::Client>>,
     mcp: McpSession,
     warnings: Vec<String>,
+    /// Those of `warnings` about the user's and the project's files
+    /// (commands, instructions).
+    file_warnings: Vec<String>,
     decls: Vec<ToolDecl>,
     permissions: Arc<Permissions>,
     system: String,
@@ -125,9 +128,10 @@ impl Agent {
             mut warnings,
         } = tools::toolbox(&config, cwd, &secrets);
         let mut commands = Commands::builtin();
-        warnings.extend(custom::load(&mut commands, &config.user_dir, cwd));
+        let mut file_warnings = custom::load(&mut commands, &config.user_dir, cwd);
         let instructions = Instructions::gather(cwd, &config.user_dir, &config.instructions);
-        warnings.extend(instructions.notice());
+        file_warnings.extend(instructions.notice());
+        warnings.extend(file_warnings.iter().cloned());
         let decls = toolbox
             .specs()
             .into_iter()
@@ -138,7 +142,6 @@ impl Agent {
             })
             .collect();
         let (permissions, sandbox_warning) = crate::permissions::build(&config, cwd, source)?;
-        let mut warnings = warnings;
         warnings.extend(sandbox_warning);
         let store = config
             .sessions
@@ -153,6 +156,7 @@ impl Agent {
             lsp,
             mcp,
             warnings,
+            file_warnings,
             decls,
             permissions: Arc::new(permissions),
             history: Vec::new(),
@@ -207,6 +211,13 @@ impl Agent {
     /// command files not loaded, instructions cut to their size limit.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
+    }
+
+    /// The start-up warnings about files the user or the project wrote
+    /// (command files not loaded, instructions cut): the ones a script
+    /// needs to see too, where the language-server lines would be noise.
+    pub fn file_warnings(&self) -> &[String] {
+        &self.file_warnings
     }
 
     /// The language servers the `lsp` tool can start, as
