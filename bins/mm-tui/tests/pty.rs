@@ -481,3 +481,67 @@ fn rules_deny_and_s_records_the_prefix_in_the_window() {
         ["[denied by rule \"bash(rm -rf *)\"]", "one\n", "one two\n"]
     );
 }
+
+#[test]
+fn custom_commands_in_the_picker_instructions_and_init_in_the_window() {
+    let w = World::with(
+        vec![Reply::text("Reviewed."), Reply::text("Wrote AGENTS.md.")],
+        "",
+    );
+    let user = w.root.path().join("config/mm/commands");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("review.md"),
+        "---\ndescription: Review one file\nargument-hint: <path>\n---\nReview @$1 and list the bugs.",
+    )
+    .unwrap();
+    std::fs::create_dir_all(w.cwd.join(".mm/commands")).unwrap();
+    std::fs::write(w.cwd.join(".mm/commands/new.md"), "clashes").unwrap();
+    std::fs::create_dir_all(w.cwd.join("src")).unwrap();
+    std::fs::write(w.cwd.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
+    std::fs::write(w.cwd.join("AGENTS.md"), "Use tabs.\n").unwrap();
+
+    let mut win = w.spawn();
+    let screen = win.wait_for("0/0 tokens");
+    assert!(screen.contains("instructions  AGENTS.md"), "{screen}");
+    assert!(
+        screen.contains("/new is a built-in command; rename the file"),
+        "{screen}"
+    );
+    // The picker lists the custom command with its hint and description.
+    win.send("/rev");
+    let screen = win.wait_for("Review one file (user)");
+    assert!(screen.contains("/review <path>"), "{screen}");
+    // It takes an argument: the first Enter completes the name.
+    win.send("\r");
+    win.type_line("src/lib.rs");
+    win.wait_for("Reviewed.");
+    win.type_line("/init");
+    win.wait_for("Wrote AGENTS.md.");
+    let (status, _) = win.quit();
+    assert!(status.success());
+
+    let chats = w.chats();
+    assert_eq!(chats.len(), 2);
+    let system = chats[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.ends_with("Project instructions from AGENTS.md:\nUse tabs."),
+        "{system}"
+    );
+    let asked = |i: usize| {
+        chats[i]["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        asked(0)["content"],
+        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]"
+    );
+    assert_eq!(
+        asked(1)["content"],
+        mm_agent::commands::INIT_PROMPT.replace("{file}", "AGENTS.md")
+    );
+}
