@@ -15,6 +15,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_mm-tui");
 const BOUND: Duration = Duration::from_secs(30);
 const ROWS: u16 = 30;
 const COLS: u16 = 100;
+/// What the rule above the input says while a turn runs.
+const BUSY: &str = "· Esc cancels";
 
 struct World {
     root: tempfile::TempDir,
@@ -139,6 +141,24 @@ impl Window {
             assert!(
                 Instant::now() < deadline,
                 "no {needle:?} on the screen within {BOUND:?}:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Wait until the screen shows `needle` and the turn has ended (the
+    /// rule above the input no longer says a turn is running): a line typed
+    /// before that gets "A turn is running" and stays in the input.
+    fn wait_for_idle(&self, needle: &str) -> String {
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let s = self.screen();
+            if s.contains(needle) && !s.contains(BUSY) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {needle:?} with the turn ended within {BOUND:?}:\n{s}"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -442,7 +462,7 @@ fn rules_deny_and_s_records_the_prefix_in_the_window() {
     win.wait_for("0/0 tokens");
 
     win.type_line("clean up");
-    let done = win.wait_for("Denied, fine.");
+    let done = win.wait_for_idle("Denied, fine.");
     assert!(done.contains("‣ bash  true && rm -rf victim  ✗"), "{done}");
     assert!(
         !done.contains("[a] allow once"),
@@ -453,13 +473,13 @@ fn rules_deny_and_s_records_the_prefix_in_the_window() {
     win.type_line("first");
     win.wait_for("[s] allow for this session");
     win.send("s");
-    let shown = win.wait_for("First.");
+    let shown = win.wait_for_idle("First.");
     assert!(
         shown.contains("session rule added: bash(echo one *)"),
         "{shown}"
     );
     win.type_line("second");
-    let shown = win.wait_for("Second, unasked.");
+    let shown = win.wait_for_idle("Second, unasked.");
     assert!(!shown.contains("[a] allow once"), "{shown}");
 
     win.type_line("/permissions");
@@ -504,8 +524,11 @@ fn custom_commands_in_the_picker_instructions_and_init_in_the_window() {
     let mut win = w.spawn();
     let screen = win.wait_for("0/0 tokens");
     assert!(screen.contains("instructions  AGENTS.md"), "{screen}");
+    // The warning names the file; at 100 columns it wraps onto two rows.
     assert!(
-        screen.contains("/new is a built-in command; rename the file"),
+        screen
+            .replace('\n', " ")
+            .contains("/.mm/commands/new.md not loaded: /new is a built-in command; rename the file"),
         "{screen}"
     );
     // The picker lists the custom command with its hint and description.
@@ -515,7 +538,7 @@ fn custom_commands_in_the_picker_instructions_and_init_in_the_window() {
     // It takes an argument: the first Enter completes the name.
     win.send("\r");
     win.type_line("src/lib.rs");
-    win.wait_for("Reviewed.");
+    win.wait_for_idle("Reviewed.");
     win.type_line("/init");
     win.wait_for("Wrote AGENTS.md.");
     let (status, _) = win.quit();
