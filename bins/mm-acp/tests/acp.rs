@@ -1382,3 +1382,135 @@ async fn undo_redo_and_diff_run_from_a_prompt() {
     .await;
     assert_eq!(mock.requests().len(), 3, "the commands asked no model");
 }
+
+/// The `availableCommands` of an `available_commands_update`, as JSON.
+fn offered(update: &SessionUpdate) -> Vec<Value> {
+    serde_json::to_value(update).unwrap()["availableCommands"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn custom_commands_are_offered_with_their_hint_and_run_from_a_prompt() {
+    let mock = MockServer::start(vec![Reply::text("fixing"), Reply::text("reviewed")])
+        .await
+        .unwrap();
+    let env = Env::new(&mock, "");
+    let user = env.root().join("config/mm");
+    std::fs::create_dir_all(user.join("commands/git")).unwrap();
+    std::fs::write(
+        user.join("commands/review.md"),
+        "---\ndescription: Review one file\nargument-hint: <path>\n---\nReview @$1 and list the bugs.\n",
+    )
+    .unwrap();
+    std::fs::write(user.join("commands/git/log.md"), "Summarise the git log.\n").unwrap();
+    std::fs::write(user.join("AGENTS.md"), "Global rules.\n").unwrap();
+    // The project: a repository whose package is the second session's cwd.
+    let project = env.project.clone();
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::write(project.join("AGENTS.md"), "Root rules.\n").unwrap();
+    let commands = project.join(".mm/commands");
+    std::fs::create_dir_all(&commands).unwrap();
+    std::fs::write(
+        commands.join("fix.md"),
+        "---\nargument-hint: <issue> <title>\n---\nFix issue $1: $2. All: $ARGUMENTS\n",
+    )
+    .unwrap();
+    // A clash with a built-in, and a project file naming a user command.
+    std::fs::write(commands.join("new.md"), "not /new\n").unwrap();
+    std::fs::write(commands.join("review.md"), "not the user's review\n").unwrap();
+    let pkg = project.join("pkg");
+    std::fs::create_dir_all(pkg.join("src")).unwrap();
+    std::fs::write(pkg.join("AGENTS.md"), "Package rules.\n").unwrap();
+    std::fs::write(pkg.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
+
+    let builtin: Vec<Value> = mm_agent::commands::for_front(mm_agent::commands::Front::Editor)
+        .map(|c| {
+            let mut cmd = json!({"name": c.name(), "description": c.description()});
+            if let Some(hint) = c.argument() {
+                cmd["input"] = json!({"hint": hint});
+            }
+            cmd
+        })
+        .collect();
+    let review = json!({"name": "review", "description": "Review one file (user)", "input": {"hint": "<path>"}});
+    // No front matter: the body's first line describes it.
+    let log = json!({"name": "git:log", "description": "Summarise the git log. (user)"});
+    let fix = json!({"name": "fix", "description": "Fix issue $1: $2. All: $ARGUMENTS (project)", "input": {"hint": "<issue> <title>"}});
+
+    run(&env, vec![], async |mut ctx| {
+        let root = ctx.start().await;
+        let mut seen = Vec::new();
+        let update = ctx
+            .wait_for(&mut seen, |u| kind_of(u) == "available_commands_update")
+            .await;
+        let mut expected = builtin.clone();
+        // User commands first, each folder's by name, then the project's.
+        expected.extend([log.clone(), review.clone(), fix.clone()]);
+        assert_eq!(offered(&update), expected);
+
+        // Each session's cwd is its root: the package has no .mm/commands.
+        let inner = ctx
+            .cx
+            .send_request(NewSessionRequest::new(pkg.clone()))
+            .block_task()
+            .await
+            .unwrap()
+            .session_id;
+        let update = ctx
+            .wait_for(&mut seen, |u| kind_of(u) == "available_commands_update")
+            .await;
+        let mut expected = builtin.clone();
+        expected.extend([log.clone(), review.clone()]);
+        assert_eq!(offered(&update), expected);
+
+        let answer = ctx.prompt(&root, "/fix 42 \"the title\"").await;
+        assert_eq!(answer.stop_reason, StopReason::EndTurn);
+        assert_eq!(chunks(&ctx.drain(), "agent_message_chunk"), "fixing");
+        let answer = ctx.prompt(&inner, "/review src/lib.rs").await;
+        assert_eq!(answer.stop_reason, StopReason::EndTurn);
+        assert_eq!(chunks(&ctx.drain(), "agent_message_chunk"), "reviewed");
+    })
+    .await;
+
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let last_user = |i: usize| {
+        content_text(
+            &messages(&requests[i].body)
+                .into_iter()
+                .rfind(|m| m["role"] == "user")
+                .unwrap(),
+        )
+    };
+    assert_eq!(
+        last_user(0),
+        "Fix issue 42: the title. All: 42 \"the title\""
+    );
+    assert_eq!(
+        last_user(1),
+        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]"
+    );
+    // The instructions: global, then the repository root's, then the
+    // package's, each session from its own cwd.
+    let system = |i: usize| content_text(&messages(&requests[i].body)[0]);
+    assert!(
+        system(0).ends_with(&format!(
+            "User instructions from {}:\nGlobal rules.\n\nProject instructions from AGENTS.md:\nRoot rules.",
+            user.join("AGENTS.md").display()
+        )),
+        "{}",
+        system(0)
+    );
+    assert!(
+        system(1).ends_with(&format!(
+            "User instructions from {}:\nGlobal rules.\n\nProject instructions from ../AGENTS.md:\nRoot rules.\n\nProject instructions from AGENTS.md:\nPackage rules.",
+            user.join("AGENTS.md").display()
+        )),
+        "{}",
+        system(1)
+    );
+    // Nothing about the commands reached the model before one was used.
+    assert!(!system(0).contains("review"), "{}", system(0));
+}

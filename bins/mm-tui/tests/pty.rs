@@ -526,9 +526,9 @@ fn custom_commands_in_the_picker_instructions_and_init_in_the_window() {
     assert!(screen.contains("instructions  AGENTS.md"), "{screen}");
     // The warning names the file; at 100 columns it wraps onto two rows.
     assert!(
-        screen
-            .replace('\n', " ")
-            .contains("/.mm/commands/new.md not loaded: /new is a built-in command; rename the file"),
+        screen.replace('\n', " ").contains(
+            "/.mm/commands/new.md not loaded: /new is a built-in command; rename the file"
+        ),
         "{screen}"
     );
     // The picker lists the custom command with its hint and description.
