@@ -280,6 +280,45 @@ fn picker() {
 }
 
 #[test]
+fn custom_commands_in_the_picker() {
+    // The table the agent builds: built-ins plus the user's command files.
+    let user = tempfile::tempdir().unwrap();
+    let dir = user.path().join("commands");
+    std::fs::create_dir_all(dir.join("git")).unwrap();
+    std::fs::write(
+        dir.join("review.md"),
+        "---\ndescription: Review one file\nargument-hint: <path>\n---\nReview @$1.\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("git/log.md"), "Summarise the git log.\n").unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let mut table = mm_agent::commands::Commands::builtin();
+    let warnings = mm_agent::commands::custom::load(&mut table, user.path(), project.path());
+    assert!(warnings.is_empty(), "{warnings:?}");
+
+    let t = Transcript::new();
+    let mut ui = ui();
+    ui.set_text("/rev");
+    ui.popup = popup::picker_for("/rev", &table);
+    let s = screen(&t, &mut ui);
+    assert!(s.contains("/review <path>"), "{s}");
+    assert!(s.contains("Review one file (user)"), "{s}");
+    // It waits for its argument: choosing it inserts the name, runs nothing.
+    let item = &ui.popup.as_ref().unwrap().items[0];
+    assert_eq!((item.insert.as_str(), item.run), ("/review ", false));
+    // A sub-folder gives dir:name; the body's first line describes it.
+    ui.set_text("/git");
+    ui.popup = popup::picker_for("/git", &table);
+    let s = screen(&t, &mut ui);
+    assert!(s.contains("/git:log"), "{s}");
+    assert!(s.contains("Summarise the git log. (user)"), "{s}");
+    // The whole list holds them after the built-ins.
+    let all = popup::picker_for("/", &table).unwrap();
+    let names: Vec<&str> = all.items.iter().map(|i| i.insert.trim()).collect();
+    assert_eq!(names[names.len() - 2..], ["/git:log", "/review"]);
+}
+
+#[test]
 fn error() {
     let t0 = Instant::now();
     let mut t = Transcript::new();
