@@ -532,3 +532,159 @@ fn first_request_sizes_eager_and_lazy() {
     assert!(all_eager.0 - none.0 > 4096, "{all_eager:?} vs {none:?}");
     assert!(all_auto.0 < all_eager.0, "{all_auto:?} vs {all_eager:?}");
 }
+
+/// mm-mcp's misbehaving test server, built when it is not there yet.
+fn fake_bin() -> PathBuf {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
+        let path = dir.join("mm-mcp-fake");
+        if !path.is_file() {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+            let manifest =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
+            let mut cmd = std::process::Command::new(cargo);
+            cmd.args(["build", "--quiet", "-p", "mm-mcp", "--bin", "mm-mcp-fake"])
+                .arg("--manifest-path")
+                .arg(&manifest);
+            if dir.file_name().is_some_and(|p| p == "release") {
+                cmd.arg("--release");
+            }
+            if let Some(target) = dir.parent() {
+                cmd.env("CARGO_TARGET_DIR", target);
+            }
+            assert!(cmd.status().unwrap().success(), "cannot build mm-mcp-fake");
+        }
+        path
+    })
+    .clone()
+}
+
+/// What the model got back for each tool call of the run, in order.
+fn tool_results(w: &World) -> Vec<String> {
+    let chats = w.chats();
+    messages(chats.last().unwrap())
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn permission_rules_name_mcp_tools() {
+    let Some(python) = mcp_bin("python3", "permission_rules_name_mcp_tools") else {
+        return;
+    };
+    let now = || {
+        Reply::tool_call(
+            "c1",
+            "mcp__time__get_current_time",
+            r#"{"timezone":"Etc/UTC"}"#,
+        )
+    };
+    let convert = || {
+        Reply::tool_call(
+            "c2",
+            "mcp__time__convert_time",
+            r#"{"source_timezone":"Etc/UTC","time":"12:00","target_timezone":"Europe/Paris"}"#,
+        )
+    };
+    // A deny rule refuses that tool and only that one.
+    let mark = format!("deny-{}", std::process::id());
+    let w = World::new(
+        vec![now(), convert(), Reply::text("done")],
+        &format!(
+            "permissions:\n  default: allow\n  deny: [mcp__time__get_current_time]\n{}",
+            time_server(&python, &mark)
+        ),
+    );
+    let out = w.run(&["-p", "what time is it?"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let results = tool_results(&w);
+    assert_eq!(
+        results[0],
+        "[denied by rule \"mcp__time__get_current_time\"]"
+    );
+    assert!(results[1].contains("Europe/Paris"), "{}", results[1]);
+    assert!(
+        text(&out.stderr).contains("[denied by rule \"mcp__time__get_current_time\"]"),
+        "the terminal shows the rule: {}",
+        text(&out.stderr)
+    );
+
+    // In ask mode without a terminal, an allow rule lets that tool run
+    // while the other one, which would ask, is rejected.
+    let mark = format!("allow-{}", std::process::id());
+    let w = World::new(
+        vec![now(), convert(), Reply::text("done")],
+        &format!(
+            "permissions:\n  default: ask\n  allow: [mcp__time__get_current_time]\n{}",
+            time_server(&python, &mark)
+        ),
+    );
+    let out = w.run(&["-p", "what time is it?"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let results = tool_results(&w);
+    assert!(results[0].contains("Etc/UTC"), "{}", results[0]);
+    assert_eq!(results[1], "[tool call rejected by the user]");
+    assert!(text(&out.stderr).contains("no terminal to ask"));
+}
+
+#[test]
+fn a_server_that_dies_is_started_again_on_the_next_call_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("received.jsonl");
+    let mark = format!("restart-{}", std::process::id());
+    let call = |id: &str, tool: &str, args: &str| Reply::tool_call(id, tool, args);
+    let w = World::new(
+        vec![
+            call("c1", "mcp__fake__crash", "{}"),
+            call("c2", "mcp__fake__echo", r#"{"text":"back"}"#),
+            call("c3", "mcp__fake__crash", "{}"),
+            call("c4", "mcp__fake__echo", r#"{"text":"again"}"#),
+            call("c5", "bash", r#"{"command":"echo still here"}"#),
+            Reply::text("done"),
+        ],
+        &format!(
+            "mcpServers:\n  fake:\n    command: {}\n    args: [\"--log\", \"{}\"]\n    env: {{MM_TEST_MARK: {mark}}}\nmcp:\n  startTimeout: 20\n",
+            fake_bin().display(),
+            log.display()
+        ),
+    );
+    let out = w.run(&["-p", "go"], None);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "done\n");
+    let died = "[error: mcp server fake: the server exited with status 3 \
+                (its last stderr line: mm-mcp-fake: crashing on purpose)";
+    assert_eq!(
+        tool_results(&w),
+        [
+            format!("{died}; it will be started again on the next call]"),
+            "back".to_string(),
+            format!("{died}; it was restarted once already and stays stopped]"),
+            "[error: mcp server fake: the server is not running (the server exited with \
+             status 3 (its last stderr line: mm-mcp-fake: crashing on purpose)); it was \
+             restarted once already]"
+                .to_string(),
+            "still here\n".to_string(),
+        ]
+    );
+    // Started twice: at the session's start and once on the call after
+    // its first death; never a third time.
+    let received = std::fs::read_to_string(&log).unwrap();
+    let starts = received
+        .lines()
+        .filter(|l| l.contains("\"method\":\"initialize\""))
+        .count();
+    assert_eq!(starts, 2, "{received}");
+    assert!(
+        wait_for(Duration::from_secs(5), || processes_with_env(
+            "MM_TEST_MARK",
+            &mark
+        )
+        .is_empty()),
+        "a server outlived mm"
+    );
+}
