@@ -2,15 +2,17 @@
 //! MCP servers the editor names in `session/new` (and `session/load`):
 //! started for that session, their tools called with permission like
 //! `bash` (kind `other`, server and tool in the title), `/mcp` lists them,
-//! and closing stdin leaves none of them behind.
+//! a cancelled turn cancels the server's open call, and closing stdin
+//! leaves none of them behind.
 
 mod common;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::{
-    EnvVariable, LoadSessionRequest, McpServer, McpServerStdio, NewSessionRequest, StopReason,
+    CancelNotification, EnvVariable, LoadSessionRequest, McpServer, McpServerStdio,
+    NewSessionRequest, PromptRequest, StopReason,
 };
 use common::*;
 use mm_mock::{MockServer, Reply};
@@ -276,6 +278,160 @@ async fn session_load_starts_the_editors_servers_too() {
         assert!(!processes_with_env("MM_TEST_MARK", &mark_in_body).is_empty());
     })
     .await;
+    let mut gone = false;
+    for _ in 0..50 {
+        if processes_with_env("MM_TEST_MARK", &mark).is_empty() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        gone,
+        "left behind: {:?}",
+        processes_with_env("MM_TEST_MARK", &mark)
+    );
+}
+
+/// mm-mcp's misbehaving test server, built when it is not there yet.
+fn fake_bin() -> PathBuf {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
+        let path = dir.join("mm-mcp-fake");
+        if !path.is_file() {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+            let manifest =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
+            let mut cmd = std::process::Command::new(cargo);
+            cmd.args(["build", "--quiet", "-p", "mm-mcp", "--bin", "mm-mcp-fake"])
+                .arg("--manifest-path")
+                .arg(&manifest);
+            if dir.file_name().is_some_and(|p| p == "release") {
+                cmd.arg("--release");
+            }
+            if let Some(target) = dir.parent() {
+                cmd.env("CARGO_TARGET_DIR", target);
+            }
+            assert!(cmd.status().unwrap().success(), "cannot build mm-mcp-fake");
+        }
+        path
+    })
+    .clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_cancel_cancels_the_servers_open_call_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("received.jsonl");
+    let mark = format!("acp-cancel-{}", std::process::id());
+    let mock = MockServer::start(vec![
+        Reply::tool_call("call_1", "mcp__slow__sleep", r#"{"seconds":60}"#),
+        Reply::tool_call("call_2", "mcp__slow__echo", r#"{"text":"still here"}"#),
+        Reply::text("done"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "mcp:\n  startTimeout: 20\n");
+    // --grandchild: the server starts a `sleep 300` of its own, which must
+    // not outlive mm either.
+    let server = McpServer::Stdio(
+        McpServerStdio::new("slow", fake_bin())
+            .args(vec![
+                "--log".into(),
+                log.display().to_string(),
+                "--grandchild".into(),
+            ])
+            .env(vec![EnvVariable::new("MM_TEST_MARK", &mark)]),
+    );
+    let log_in_body = log.clone();
+    let mark_in_body = mark.clone();
+    run(
+        &env,
+        vec!["allow_once", "allow_once"],
+        async move |mut ctx| {
+            ctx.initialize().await;
+            let id = ctx
+                .cx
+                .send_request(NewSessionRequest::new(ctx.project.clone()).mcp_servers(vec![server]))
+                .block_task()
+                .await
+                .unwrap()
+                .session_id;
+            let pending = ctx
+                .cx
+                .send_request(PromptRequest::new(id.clone(), vec![text_block("wait")]));
+            let mut seen = Vec::new();
+            ctx.wait_for(&mut seen, |u| {
+                let v = serde_json::to_value(u).unwrap();
+                v["toolCallId"] == "call_1" && v["status"] == "in_progress"
+            })
+            .await;
+            // The server has the call.
+            let read = || std::fs::read_to_string(&log_in_body).unwrap_or_default();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !read().contains("\"tools/call\"") {
+                assert!(
+                    Instant::now() < deadline,
+                    "the call never reached the server"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let started = Instant::now();
+            ctx.cx
+                .send_notification(CancelNotification::new(id.clone()))
+                .unwrap();
+            let response = tokio::time::timeout(Duration::from_secs(10), pending.block_task())
+                .await
+                .expect("cancel was not answered")
+                .unwrap();
+            assert_eq!(response.stop_reason, StopReason::Cancelled);
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{:?}",
+                started.elapsed()
+            );
+            seen.extend(ctx.drain());
+            let call: Vec<Value> = as_json(&seen)
+                .into_iter()
+                .filter(|u| u["toolCallId"] == "call_1")
+                .collect();
+            assert_eq!(call.last().unwrap()["status"], "failed", "{call:#?}");
+            // The server was told, about that very request.
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !read().contains("notifications/cancelled") {
+                assert!(
+                    Instant::now() < deadline,
+                    "no cancellation reached the server:\n{}",
+                    read()
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let received = read();
+            let line = |needle: &str| -> Value {
+                serde_json::from_str(received.lines().find(|l| l.contains(needle)).unwrap())
+                    .unwrap()
+            };
+            assert_eq!(
+                line("notifications/cancelled")["params"]["requestId"],
+                line("\"tools/call\"")["id"]
+            );
+            // The server is still the session's: the next turn uses it.
+            let response = ctx.prompt(&id, "again").await;
+            assert_eq!(response.stop_reason, StopReason::EndTurn);
+            assert_eq!(chunks(&ctx.drain(), "agent_message_chunk"), "done");
+            assert!(!processes_with_env("MM_TEST_MARK", &mark_in_body).is_empty());
+        },
+    )
+    .await;
+    let requests = mock.requests();
+    let tool = messages(&requests.last().unwrap().body)
+        .into_iter()
+        .rfind(|m| m["role"] == "tool")
+        .unwrap();
+    assert_eq!(content_text(&tool), "still here");
+    // mm-acp exited: neither the server nor its own child is left.
     let mut gone = false;
     for _ in 0..50 {
         if processes_with_env("MM_TEST_MARK", &mark).is_empty() {
