@@ -568,3 +568,118 @@ fn custom_commands_in_the_picker_instructions_and_init_in_the_window() {
         mm_agent::commands::INIT_PROMPT.replace("{file}", "AGENTS.md")
     );
 }
+
+/// Where `.ci/install-mcp` put the MCP servers; `None` (said loudly) when
+/// it did not run, except in CI.
+fn mcp_bin(name: &str, test: &str) -> Option<PathBuf> {
+    let dir = match std::env::var_os("MM_MCP_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/mm-ci/mcp")
+        }
+    };
+    let path = dir.join("bin").join(name);
+    if path.exists() {
+        return Some(path);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "{} is not installed but CI is set: run .ci/install-mcp",
+            path.display()
+        );
+    }
+    eprintln!(
+        "SKIPPED {test}: {} is not installed (bash .ci/install-mcp installs it)",
+        path.display()
+    );
+    None
+}
+
+/// Whether a live process has `VAR=value` in its environment.
+fn a_process_has_env(var: &str, value: &str) -> bool {
+    let needle = format!("{var}={value}").into_bytes();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .any(|e| {
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'));
+            !stat.is_empty()
+                && !zombie
+                && std::fs::read(e.path().join("environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == needle.as_slice()))
+        })
+}
+
+#[test]
+fn an_mcp_tool_asks_in_the_window_and_slash_mcp_lists_the_servers() {
+    let Some(python) = mcp_bin("python3", "an_mcp_tool_asks_in_the_window") else {
+        return;
+    };
+    let mark = format!("tui-time-{}", std::process::id());
+    let w = World::with(
+        vec![
+            Reply::tool_call(
+                "c1",
+                "mcp__time__get_current_time",
+                r#"{"timezone":"Etc/UTC"}"#,
+            ),
+            Reply::text("It is now."),
+        ],
+        &format!(
+            "permissions: ask\nmcpServers:\n  time:\n    command: {}\n    args: [\"-m\", \"mcp_server_time\"]\n    env: {{MM_TEST_MARK: {mark}}}\n  ghost:\n    command: no-such-mcp-server-xyz\nmcp:\n  startTimeout: 30\n",
+            python.display()
+        ),
+    );
+    let mut win = w.spawn();
+    win.wait_for("0/0 tokens");
+
+    win.type_line("what time is it?");
+    let asked = win.wait_for("[a] allow once");
+    assert!(
+        asked.contains("time/get_current_time {\"timezone\":\"Etc/UTC\"}"),
+        "the call is shown before the question: {asked}"
+    );
+    win.send("a");
+    let done = win.wait_for_idle("It is now.");
+    assert!(
+        done.contains(
+            "mcp server ghost: cannot start no-such-mcp-server-xyz: not found (is it installed and on PATH?)"
+        ),
+        "the broken server is one line: {done}"
+    );
+
+    win.type_line("/mcp");
+    let listed = win.wait_for("time: ready, 2 tools");
+    assert!(
+        listed.contains("ghost: failed: cannot start no-such-mcp-server-xyz"),
+        "{listed}"
+    );
+    let (status, _) = win.quit();
+    assert!(status.success());
+
+    let chats = w.chats();
+    let result = chats[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(result.contains("Etc/UTC"), "{result}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while a_process_has_env("MM_TEST_MARK", &mark) {
+        assert!(Instant::now() < deadline, "the server outlived the window");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
