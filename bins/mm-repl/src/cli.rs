@@ -11,9 +11,10 @@ pub enum OutputFormat {
     Text,
     /// One JSON object per event and line on stdout: first `session`
     /// {session_id, model, cwd, version}, then the turn's events (`text`,
-    /// `tool_start`, `tool_end` …), then `usage` {prompt_tokens, completion_tokens} and,
-    /// last, `turn_end` {outcome: done|cancelled|max_turns|failed, error
-    /// (with failed), counters, prompt_tokens, completion_tokens}.
+    /// `tool_start`, `tool_end` …), then `usage` {prompt_tokens,
+    /// completion_tokens, cached_tokens} and, last, `turn_end` {outcome:
+    /// done|cancelled|max_turns|failed, error (with failed), counters,
+    /// prompt_tokens, completion_tokens, cached_tokens}.
     Json,
 }
 

@@ -12,11 +12,13 @@
 //! - `permission` `{id, tool, decision: "allow_once"|"allow_always"|
 //!   "reject"|"cancelled"}`: how a permission question was answered (asked
 //!   on the terminal when there is one, else rejected);
-//! - at the end of the turn, `usage` `{prompt_tokens, completion_tokens}`,
-//!   then, last, `turn_end` `{outcome: "done"|"cancelled"|"max_turns"|
-//!   "failed", error?: "why it failed" (only with "failed"), counters:
-//!   {commands, file_ops, skills, lsp_calls}, prompt_tokens,
-//!   completion_tokens}`.
+//! - at the end of the turn, `usage` `{prompt_tokens, completion_tokens,
+//!   cached_tokens}` (`cached_tokens`: the part of `prompt_tokens` the
+//!   provider read from its prompt cache, 0 when it does not say), then,
+//!   last, `turn_end` `{outcome: "done"|"cancelled"|"max_turns"|"failed",
+//!   error?: "why it failed" (only with "failed"), counters: {commands,
+//!   file_ops, skills, lsp_calls}, prompt_tokens, completion_tokens,
+//!   cached_tokens}`.
 //!
 //! `outcome` is always a string, so a script can compare it directly.
 //!
@@ -114,12 +116,14 @@ impl Sink for JsonSink {
             counters,
             prompt_tokens,
             completion_tokens,
+            cached_tokens,
         } = &event
         {
             self.line(&serde_json::json!({
                 "type": "usage",
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
+                "cached_tokens": cached_tokens,
             }));
             let (word, error) = outcome_fields(outcome);
             let mut end = serde_json::json!({
@@ -128,6 +132,7 @@ impl Sink for JsonSink {
                 "counters": counters,
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
+                "cached_tokens": cached_tokens,
             });
             if let Some(error) = error {
                 end["error"] = serde_json::Value::from(error);
@@ -174,6 +179,7 @@ mod tests {
             counters: Counters::default(),
             prompt_tokens: 1,
             completion_tokens: 2,
+            cached_tokens: 1,
         });
         let lines: Vec<serde_json::Value> = buf
             .text()
@@ -190,7 +196,7 @@ mod tests {
         );
         assert_eq!(
             lines[2],
-            serde_json::json!({"type": "usage", "prompt_tokens": 1, "completion_tokens": 2})
+            serde_json::json!({"type": "usage", "prompt_tokens": 1, "completion_tokens": 2, "cached_tokens": 1})
         );
         assert_eq!(
             lines[3],
@@ -200,6 +206,7 @@ mod tests {
                 "counters": {"commands": 0, "file_ops": 0, "skills": 0, "lsp_calls": 0},
                 "prompt_tokens": 1,
                 "completion_tokens": 2,
+                "cached_tokens": 1,
             })
         );
         assert_eq!(lines.len(), 4);
@@ -221,6 +228,7 @@ mod tests {
                 counters,
                 prompt_tokens: 7,
                 completion_tokens: 0,
+                cached_tokens: 0,
             });
         }
         let ends: Vec<serde_json::Value> = buf

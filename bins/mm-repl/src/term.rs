@@ -89,11 +89,13 @@ pub fn result_lines(
 
 /// The dimmed lines after a turn: the recap line, which holds the non-zero
 /// counters alone (decisions.md 9), then the tokens used on a line of
-/// their own; either is left out when it has nothing to say.
+/// their own, with the part of the input the provider had cached when it
+/// said so; either line is left out when it has nothing to say.
 pub fn after_turn_lines(
     counters: &Counters,
     prompt_tokens: u64,
     completion_tokens: u64,
+    cached_tokens: u64,
 ) -> Vec<String> {
     let mut lines = Vec::new();
     let recap = counters.recap();
@@ -101,8 +103,13 @@ pub fn after_turn_lines(
         lines.push(recap);
     }
     if prompt_tokens + completion_tokens > 0 {
+        let cached = if cached_tokens > 0 {
+            format!(" ({cached_tokens} cached)")
+        } else {
+            String::new()
+        };
         lines.push(format!(
-            "tokens: {prompt_tokens} in, {completion_tokens} out"
+            "tokens: {prompt_tokens} in{cached}, {completion_tokens} out"
         ));
     }
     lines
@@ -281,12 +288,15 @@ impl TermSink {
                 counters,
                 prompt_tokens,
                 completion_tokens,
+                cached_tokens,
             } => {
                 end_block(st);
                 if outcome == TurnOutcome::Cancelled {
                     notice(&mut st.screen, "cancelled");
                 }
-                for line in after_turn_lines(&counters, prompt_tokens, completion_tokens) {
+                for line in
+                    after_turn_lines(&counters, prompt_tokens, completion_tokens, cached_tokens)
+                {
                     st.screen.write_styled(Target::Info, Style::Dim, &line);
                     st.screen.write(Target::Info, "\n");
                 }
@@ -524,6 +534,7 @@ mod tests {
             counters,
             prompt_tokens: 10,
             completion_tokens: 3,
+            cached_tokens: 0,
         });
         assert_eq!(
             out.text(),
@@ -539,18 +550,23 @@ mod tests {
         counters.count("bash");
         counters.count("edit_file");
         assert_eq!(
-            after_turn_lines(&counters, 120, 7),
+            after_turn_lines(&counters, 120, 7, 0),
             ["⚙ 2 command(s)  📝 1 file op(s)", "tokens: 120 in, 7 out"]
         );
         assert_eq!(
-            after_turn_lines(&counters, 0, 0),
+            after_turn_lines(&counters, 0, 0, 0),
             ["⚙ 2 command(s)  📝 1 file op(s)"]
         );
         assert_eq!(
-            after_turn_lines(&Counters::default(), 5, 1),
+            after_turn_lines(&Counters::default(), 5, 1, 0),
             ["tokens: 5 in, 1 out"]
         );
-        assert!(after_turn_lines(&Counters::default(), 0, 0).is_empty());
+        // The part the provider had cached, when it said so.
+        assert_eq!(
+            after_turn_lines(&Counters::default(), 5200, 80, 4800),
+            ["tokens: 5200 in (4800 cached), 80 out"]
+        );
+        assert!(after_turn_lines(&Counters::default(), 0, 0, 0).is_empty());
     }
 
     #[test]
@@ -601,6 +617,7 @@ mod tests {
             counters: Counters::default(),
             prompt_tokens: 0,
             completion_tokens: 0,
+            cached_tokens: 0,
         });
         assert_eq!(err.text(), "cancelled\n");
     }

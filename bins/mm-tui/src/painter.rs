@@ -270,8 +270,14 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
     } else {
         format!(" {left} ")
     };
+    // The cached part of the input, once a provider said there was one.
+    let cached = if t.tokens.cached > 0 {
+        format!(", {} cached", tokens(t.tokens.cached))
+    } else {
+        String::new()
+    };
     let tail = format!(
-        " · {}/{} tokens · mm {} ",
+        " · {}/{} tokens{cached} · mm {} ",
         tokens(t.tokens.prompt),
         tokens(t.tokens.completion),
         ui.version

@@ -79,6 +79,8 @@ pub struct Entry {
 pub struct Tokens {
     pub prompt: u64,
     pub completion: u64,
+    /// Of `prompt`, what the provider read from its prompt cache.
+    pub cached: u64,
 }
 
 /// A permission request the user has not answered yet.
@@ -326,9 +328,11 @@ impl Transcript {
                 counters,
                 prompt_tokens,
                 completion_tokens,
+                cached_tokens,
             } => {
                 self.tokens.prompt += prompt_tokens;
                 self.tokens.completion += completion_tokens;
+                self.tokens.cached += cached_tokens;
                 if outcome == TurnOutcome::Cancelled {
                     self.push(EntryKind::Notice("[cancelled]".into()));
                 }
@@ -472,6 +476,7 @@ mod tests {
                 counters,
                 prompt_tokens: 10,
                 completion_tokens: 5,
+                cached_tokens: 4,
             },
             now,
         );
@@ -480,7 +485,8 @@ mod tests {
             t.tokens,
             Tokens {
                 prompt: 10,
-                completion: 5
+                completion: 5,
+                cached: 4,
             }
         );
         assert_eq!(

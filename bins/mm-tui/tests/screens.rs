@@ -176,6 +176,7 @@ fn tool_done(t0: Instant) -> Transcript {
             },
             prompt_tokens: 1234,
             completion_tokens: 56,
+            cached_tokens: 0,
         },
         t0,
     );
@@ -335,6 +336,7 @@ fn error() {
             counters: Counters::default(),
             prompt_tokens: 0,
             completion_tokens: 0,
+            cached_tokens: 0,
         },
         t0,
     );
@@ -413,4 +415,30 @@ fn thousands_of_entries_show_the_end_and_scroll() {
     ui.scroll = mm_tui::view::Scroll::At { entry: 0, row: 0 };
     let s = draw(&t, &mut ui, W, H).backend().to_string();
     assert!(s.contains("question 0"), "{s}");
+}
+
+/// The status bar adds the cached part of the input once a provider said
+/// there was one, summed over the turns like the other counts.
+#[test]
+fn status_bar_shows_the_cached_input() {
+    let t0 = Instant::now();
+    let mut t = tool_done(t0);
+    let s = screen(&t, &mut ui());
+    assert!(s.contains("1.2k/56 tokens · mm"), "{s}");
+    assert!(!s.contains("cached"), "{s}");
+    for cached in [900, 1300] {
+        t.start_turn("again", t0);
+        t.apply(
+            Event::TurnEnd {
+                outcome: TurnOutcome::Done,
+                counters: Counters::default(),
+                prompt_tokens: 1500,
+                completion_tokens: 10,
+                cached_tokens: cached,
+            },
+            t0,
+        );
+    }
+    let s = screen(&t, &mut ui());
+    assert!(s.contains("4.2k/76 tokens, 2.2k cached · mm"), "{s}");
 }

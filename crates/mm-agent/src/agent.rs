@@ -96,6 +96,8 @@ pub struct Agent {
     /// The last save's failure, cleared by a save that works.
     not_saved: Option<String>,
     instructions: Instructions,
+    /// The session's token counts so far, kept in its file.
+    usage: Usage,
 }
 
 impl Agent {
@@ -167,6 +169,7 @@ impl Agent {
             commands,
             rewinder: Rewinder::new(&config.checkpoints, cwd),
             not_saved: None,
+            usage: Usage::default(),
             config,
         })
     }
@@ -316,6 +319,12 @@ impl Agent {
         &self.last_answer
     }
 
+    /// The tokens this session used so far, over every turn (and every
+    /// process, for a continued session): what its file records.
+    pub fn session_usage(&self) -> Usage {
+        self.usage
+    }
+
     /// The session id, once the first question created the session file.
     pub fn session_id(&self) -> Option<String> {
         self.session.as_ref().map(|s| s.data.id.clone())
@@ -331,6 +340,7 @@ impl Agent {
             let mut session = store.create(&self.cwd, &self.model())?;
             session.data.messages = self.history.clone();
             session.data.checkpoints = self.rewinder.log.clone();
+            session.data.usage = self.usage;
             session.save()?;
             self.session = Some(session);
         }
@@ -344,10 +354,12 @@ impl Agent {
         self.history.clear();
         self.last_answer.clear();
         self.ratio = None;
+        self.usage = Usage::default();
         self.toolbox.reset_detector();
         self.rewinder.clear();
         if let Some(session) = self.session.as_mut() {
             session.data.messages.clear();
+            session.data.usage = Usage::default();
             session.data.checkpoints = self.rewinder.log.clone();
             if let Err(e) = session.save() {
                 tracing::warn!("session not saved: {e}");
@@ -377,6 +389,7 @@ impl Agent {
         self.rewinder.clear();
         self.last_answer.clear();
         self.ratio = None;
+        self.usage = Usage::default();
         self.toolbox.reset_detector();
     }
 
@@ -430,6 +443,7 @@ impl Agent {
             })
             .unwrap_or_default();
         self.rewinder.log = session.data.checkpoints.clone();
+        self.usage = session.data.usage;
         self.session = Some(session);
         Ok(id)
     }
@@ -515,6 +529,7 @@ impl Agent {
             counters,
             prompt_tokens: usage.prompt_tokens,
             completion_tokens: usage.completion_tokens,
+            cached_tokens: usage.cached_tokens,
         });
         TurnReport {
             outcome,
@@ -574,8 +589,8 @@ impl Agent {
                 }
             };
             if let Some(u) = generation.usage {
-                usage.prompt_tokens += u.prompt_tokens;
-                usage.completion_tokens += u.completion_tokens;
+                usage.add(u);
+                self.usage.add(u);
                 self.learn_ratio(u);
             }
             let calls = match &generation.message {
@@ -849,6 +864,7 @@ impl Agent {
         if let Some(session) = self.session.as_mut() {
             session.data.messages = self.history.clone();
             session.data.checkpoints = self.rewinder.log.clone();
+            session.data.usage = self.usage;
             match session.save() {
                 Ok(()) => self.not_saved = None,
                 Err(e) => self.save_failed(sink, &e),

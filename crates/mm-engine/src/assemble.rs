@@ -382,11 +382,19 @@ impl DeltaSink for Assembler<'_> {
             Delta::Usage {
                 prompt: None,
                 completion: None,
+                cached: None,
             } => {}
-            Delta::Usage { prompt, completion } => {
+            Delta::Usage {
+                prompt,
+                completion,
+                cached,
+            } => {
                 let u = self.usage.get_or_insert_with(Usage::default);
                 if let Some(p) = prompt {
                     u.prompt_tokens = p;
+                }
+                if let Some(c) = cached {
+                    u.cached_tokens = c;
                 }
                 if let Some(c) = completion {
                     u.completion_tokens = c;
@@ -613,10 +621,12 @@ mod tests {
             Delta::Usage {
                 prompt: Some(5),
                 completion: None,
+                cached: Some(3),
             },
             Delta::Usage {
                 prompt: None,
                 completion: Some(7),
+                cached: None,
             },
         ]);
         let Message::Assistant {
@@ -633,6 +643,7 @@ mod tests {
         let u = Usage {
             prompt_tokens: 5,
             completion_tokens: 7,
+            cached_tokens: 3,
         };
         assert_eq!(usage, Some(u));
         assert_eq!(events.last(), Some(&StreamEvent::Usage(u)));

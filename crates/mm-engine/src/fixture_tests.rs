@@ -199,9 +199,13 @@ fn finished(id: &str, name: &str, args: &str) -> StreamEvent {
     StreamEvent::ToolCallFinished(call(id, name, args))
 }
 fn usage(p: u64, c: u64) -> Usage {
+    cached(p, c, 0)
+}
+fn cached(p: u64, c: u64, k: u64) -> Usage {
     Usage {
         prompt_tokens: p,
         completion_tokens: c,
+        cached_tokens: k,
     }
 }
 fn assistant(content: &str, reasoning: Vec<Reasoning>, tool_calls: Vec<ToolCall>) -> Message {
@@ -574,8 +578,8 @@ fn anthropic_whole_redacted_and_error_event() {
             vec![]
         )
     );
-    // Cached input counts toward the prompt.
-    assert_eq!(u, Some(usage(15, 1)));
+    // Cached input counts toward the prompt, and is said apart.
+    assert_eq!(u, Some(cached(15, 1, 5)));
     assert_eq!(
         err,
         Some(EngineError::Stream(
@@ -700,4 +704,40 @@ fn gemini_whole() {
         )
     );
     assert_eq!(u, Some(usage(70, 106)));
+}
+
+/// The cached part of the prompt, read from each wire's own field; the
+/// prompt count stays the whole prompt.
+#[test]
+fn cached_prompt_tokens_of_every_wire() {
+    // Anthropic counts cache reads and writes apart from `input_tokens`.
+    let (_, _, u, err) = stream("anthropic", "anthropic/cache_read.sse");
+    assert_eq!(err, None);
+    assert_eq!(u, Some(cached(3212, 4, 3000)));
+
+    let (_, _, u, err) = stream("openai", "openai/cached_tokens.sse");
+    assert_eq!(err, None);
+    assert_eq!(u, Some(cached(2006, 3, 1920)));
+
+    // A real llama-server stream (both fields), and an older one's whole
+    // answer that states only `timings.cache_n`.
+    let (events, message, u, err) = stream("openai-compatible", "openai/llama_cpp_cached.sse");
+    assert_eq!(err, None);
+    assert_eq!(u, Some(cached(37, 8, 36)));
+    assert_eq!(events.last(), Some(&StreamEvent::Usage(cached(37, 8, 36))));
+    assert!(matches!(message, Message::Assistant { content, .. } if content.starts_with("The")));
+    let (_, _, u, err) = replay_whole(
+        "openai-compatible",
+        &read("openai/llama_cpp_timings_only.json"),
+    );
+    assert_eq!(err, None);
+    assert_eq!(u, Some(cached(37, 2, 30)));
+
+    let (_, _, u, err) = stream("gemini", "gemini/cached_content.sse");
+    assert_eq!(err, None);
+    assert_eq!(u, Some(cached(5100, 2, 4096)));
+
+    // Ollama states no cached count: none is made up.
+    let (_, _, u, _) = stream("ollama", "mock:ollama/stream_text.ndjson");
+    assert_eq!(u.map(|u| u.cached_tokens), Some(0));
 }

@@ -121,8 +121,30 @@ pub struct ToolDecl {
 /// Token counts a server reported.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// The whole prompt, cached part included.
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those the server read from its prompt cache
+    /// instead of computing them again (Anthropic `cache_read_input_tokens`,
+    /// OpenAI `prompt_tokens_details.cached_tokens`, Gemini
+    /// `cachedContentTokenCount`, llama.cpp `timings.cache_n`). Zero when
+    /// the server does not say (Ollama), and in older session files.
+    #[serde(default)]
+    pub cached_tokens: u64,
+}
+
+impl Usage {
+    /// Add another request's counts to these.
+    pub fn add(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cached_tokens += other.cached_tokens;
+    }
+
+    /// Nothing counted.
+    pub fn is_zero(&self) -> bool {
+        *self == Usage::default()
+    }
 }
 
 /// What a generation streams, in order, to whoever drives it.

@@ -52,10 +52,12 @@ pub enum Delta<'a> {
     /// follow (usage). A stream that ends without this or [`Flow::Done`]
     /// was cut short.
     End,
-    /// Token counts; `None` leaves a count as it was.
+    /// Token counts; `None` leaves a count as it was. `cached` is the part
+    /// of the prompt the server read from its cache.
     Usage {
         prompt: Option<u64>,
         completion: Option<u64>,
+        cached: Option<u64>,
     },
 }
 

@@ -164,7 +164,8 @@ async fn parallel_tool_calls(p: &str) {
         g.usage,
         Some(Usage {
             prompt_tokens: 21,
-            completion_tokens: 13
+            completion_tokens: 13,
+            cached_tokens: 0,
         })
     );
 

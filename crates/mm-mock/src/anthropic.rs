@@ -13,7 +13,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::render::{
-    Block, Collected, Ctx, Out, Splicer, Whole, bytes, has_tools, leading_stalls, sse_event, usage,
+    Block, Collected, Ctx, Out, Splicer, Whole, bytes, cached, has_tools, leading_stalls,
+    sse_event, usage,
 };
 use crate::script::Step;
 
@@ -138,6 +139,7 @@ fn args_delta(fragment: &str) -> Value {
 pub(crate) fn stream(steps: &[Step], ctx: &Ctx) -> Vec<Out> {
     let (outs, rest) = leading_stalls(steps);
     let (prompt, completion) = usage(steps).unwrap_or((0, 0));
+    let input = input_usage(prompt, cached(steps));
     let mut b = Blocks {
         next: 0,
         current: None,
@@ -154,7 +156,7 @@ pub(crate) fn stream(steps: &[Step], ctx: &Ctx) -> Vec<Out> {
             "content": [],
             "stop_reason": null,
             "stop_sequence": null,
-            "usage": {"input_tokens": prompt, "output_tokens": 1},
+            "usage": with_output(input, 1),
         }}),
     );
     b.event("ping", json!({"type": "ping"}));
@@ -200,7 +202,7 @@ pub(crate) fn stream(steps: &[Step], ctx: &Ctx) -> Vec<Out> {
                     b.outs.push(Out::Repeat(bytes, *times));
                 }
             }
-            Step::Usage { .. } => {}
+            Step::Usage { .. } | Step::Cached { .. } => {}
             Step::Stall { millis } => b.outs.push(Out::Sleep(Duration::from_millis(*millis))),
             Step::Drop => {
                 b.outs.push(Out::Abort);
@@ -253,6 +255,7 @@ pub(crate) fn whole(steps: &[Step], ctx: &Ctx) -> Whole {
         })
         .collect();
     let (prompt, completion) = c.usage.unwrap_or((0, 0));
+    let input = input_usage(prompt, cached(steps));
     let value = json!({
         "id": format!("msg_mock_{}", ctx.seq),
         "type": "message",
@@ -261,9 +264,27 @@ pub(crate) fn whole(steps: &[Step], ctx: &Ctx) -> Whole {
         "content": content,
         "stop_reason": stop_reason(steps),
         "stop_sequence": null,
-        "usage": {"input_tokens": prompt, "output_tokens": completion},
+        "usage": with_output(input, completion),
     });
     c.finish(&value, sp)
+}
+
+/// The input part of Anthropic's usage: `input_tokens` counts only what
+/// was not read from the cache.
+fn input_usage(prompt: u64, cached: Option<u64>) -> Value {
+    match cached {
+        Some(k) => json!({
+            "input_tokens": prompt.saturating_sub(k),
+            "cache_read_input_tokens": k,
+            "cache_creation_input_tokens": 0,
+        }),
+        None => json!({"input_tokens": prompt}),
+    }
+}
+
+fn with_output(mut input: Value, output: u64) -> Value {
+    input["output_tokens"] = json!(output);
+    input
 }
 
 /// Anthropic's error object.

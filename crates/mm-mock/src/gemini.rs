@@ -10,19 +10,33 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::render::{
-    Args, Block, Collected, Ctx, Out, Pending, Splicer, Whole, bytes, leading_stalls, usage,
+    Args, Block, Collected, Ctx, Out, Pending, Splicer, Whole, bytes, cached, leading_stalls, usage,
 };
 use crate::script::Step;
 
-fn usage_json((prompt, completion): (u64, u64)) -> Value {
-    json!({
+fn usage_json((prompt, completion, cached): (u64, u64, Option<u64>)) -> Value {
+    let mut v = json!({
         "promptTokenCount": prompt,
         "candidatesTokenCount": completion,
         "totalTokenCount": prompt + completion,
-    })
+    });
+    if let Some(k) = cached {
+        v["cachedContentTokenCount"] = json!(k);
+    }
+    v
 }
 
-fn chunk(ctx: &Ctx, parts: Vec<Value>, finish: bool, usage: Option<(u64, u64)>) -> Value {
+/// The usage of a reply with its cached part.
+fn with_cached(usage: Option<(u64, u64)>, steps: &[Step]) -> Option<(u64, u64, Option<u64>)> {
+    usage.map(|(p, c)| (p, c, cached(steps)))
+}
+
+fn chunk(
+    ctx: &Ctx,
+    parts: Vec<Value>,
+    finish: bool,
+    usage: Option<(u64, u64, Option<u64>)>,
+) -> Value {
     let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
     if finish {
         candidate["finishReason"] = json!("STOP");
@@ -141,7 +155,10 @@ pub(crate) fn stream(steps: &[Step], ctx: &Ctx, sse: bool) -> Vec<Out> {
     if parts.is_empty() {
         parts.push(json!({"text": ""}));
     }
-    f.push(&chunk(ctx, parts, true, usage(steps)), sp);
+    f.push(
+        &chunk(ctx, parts, true, with_cached(usage(steps), steps)),
+        sp,
+    );
     f.end();
     f.outs
 }
@@ -159,7 +176,7 @@ pub(crate) fn whole(steps: &[Step], ctx: &Ctx) -> Whole {
             Block::Tool { id, name, args, .. } => call(&mut sp, id, name, args),
         })
         .collect();
-    let value = chunk(ctx, parts, true, c.usage);
+    let value = chunk(ctx, parts, true, with_cached(c.usage, steps));
     c.finish(&value, sp)
 }
 

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::render::{
-    Args, Collected, Ctx, Out, Splicer, Whole, bytes, has_tools, leading_stalls, sse, usage,
+    Args, Collected, Ctx, Out, Splicer, Whole, bytes, cached, has_tools, leading_stalls, sse, usage,
 };
 use crate::script::Step;
 
@@ -36,12 +36,22 @@ fn tool_delta(index: usize, id: Option<&String>, name: Option<&str>, arguments: 
     json!({ "tool_calls": [call] })
 }
 
-fn usage_json(prompt: u64, completion: u64) -> Value {
-    json!({
+fn usage_json(prompt: u64, completion: u64, cached: Option<u64>) -> Value {
+    let mut v = json!({
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
-    })
+    });
+    if let Some(k) = cached {
+        v["prompt_tokens_details"] = json!({"cached_tokens": k});
+    }
+    v
+}
+
+/// llama.cpp's `timings` beside the usage: `cache_n` reused, `prompt_n`
+/// computed.
+fn timings_json(prompt: u64, cached: u64) -> Value {
+    json!({"cache_n": cached, "prompt_n": prompt.saturating_sub(cached)})
 }
 
 fn finish_reason(steps: &[Step]) -> &'static str {
@@ -89,7 +99,7 @@ pub(crate) fn stream(steps: &[Step], ctx: &Ctx) -> Vec<Out> {
                 }
                 continue;
             }
-            Step::Usage { .. } => continue,
+            Step::Usage { .. } | Step::Cached { .. } => continue,
             Step::Stall { millis } => {
                 outs.push(Out::Sleep(std::time::Duration::from_millis(*millis)));
                 continue;
@@ -109,14 +119,19 @@ pub(crate) fn stream(steps: &[Step], ctx: &Ctx) -> Vec<Out> {
     if ctx.include_usage
         && let Some((prompt, completion)) = usage(steps)
     {
-        outs.push(sse(&json!({
+        let k = cached(steps);
+        let mut last = json!({
             "id": format!("chatcmpl-mock-{}", ctx.seq),
             "object": "chat.completion.chunk",
             "created": ctx.created,
             "model": ctx.model,
             "choices": [],
-            "usage": usage_json(prompt, completion),
-        })));
+            "usage": usage_json(prompt, completion, k),
+        });
+        if let Some(k) = k {
+            last["timings"] = timings_json(prompt, k);
+        }
+        outs.push(sse(&last));
     }
     outs.push(bytes("data: [DONE]\n\n"));
     outs
@@ -162,7 +177,11 @@ pub(crate) fn whole(steps: &[Step], ctx: &Ctx) -> Whole {
         }],
     });
     if let Some((prompt, completion)) = c.usage {
-        value["usage"] = usage_json(prompt, completion);
+        let k = cached(steps);
+        value["usage"] = usage_json(prompt, completion, k);
+        if let Some(k) = k {
+            value["timings"] = timings_json(prompt, k);
+        }
     }
     c.finish(&value, sp)
 }

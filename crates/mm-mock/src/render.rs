@@ -93,6 +93,18 @@ pub(crate) fn usage(steps: &[Step]) -> Option<(u64, u64)> {
         .last()
 }
 
+/// The last `Cached` step before any `Drop`.
+pub(crate) fn cached(steps: &[Step]) -> Option<u64> {
+    steps
+        .iter()
+        .take_while(|s| !matches!(s, Step::Drop))
+        .filter_map(|s| match s {
+            Step::Cached { tokens } => Some(*tokens),
+            _ => None,
+        })
+        .last()
+}
+
 /// Whether the reply calls a tool (it decides the finish reason).
 pub(crate) fn has_tools(steps: &[Step]) -> bool {
     steps.iter().any(|s| {
@@ -329,7 +341,7 @@ impl Collected {
                         args.repeat(fragment, *times);
                     }
                 }
-                Step::Usage { .. } => {}
+                Step::Usage { .. } | Step::Cached { .. } => {}
                 Step::Stall { millis } => c.delay += Duration::from_millis(*millis),
                 Step::Drop => {
                     c.dropped = true;

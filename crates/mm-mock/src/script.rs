@@ -62,6 +62,13 @@ pub enum Step {
     },
     /// Token counts, sent where the format sends them.
     Usage { prompt: u64, completion: u64 },
+    /// Of the `Usage` prompt, this many tokens were read from the server's
+    /// prompt cache: sent as Anthropic `cache_read_input_tokens` (its
+    /// `input_tokens` then counts the rest), OpenAI
+    /// `prompt_tokens_details.cached_tokens` with llama.cpp's
+    /// `timings.cache_n`, Gemini `cachedContentTokenCount`; Ollama has no
+    /// such field.
+    Cached { tokens: u64 },
     /// Send nothing for this many milliseconds (watchdog tests).
     Stall { millis: u64 },
     /// Close the connection here, mid-stream.

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use mm_engine::Message;
+use mm_engine::{Message, Usage};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -39,6 +39,11 @@ pub struct SessionData {
     /// `/redo` and `/diff`. Absent in older files and when none was taken.
     #[serde(default, skip_serializing_if = "CheckpointLog::is_empty")]
     pub checkpoints: CheckpointLog,
+    /// The tokens the session's requests used, summed over its turns: the
+    /// prompt (cached part included), the answers, and the part of the
+    /// prompt the provider read from its cache. Absent in older files.
+    #[serde(default, skip_serializing_if = "Usage::is_zero")]
+    pub usage: Usage,
 }
 
 /// The checkpoints a session took of its project's files. Ids are opaque
@@ -117,6 +122,7 @@ impl SessionData {
             compactions: Vec::new(),
             errors: Vec::new(),
             checkpoints: CheckpointLog::default(),
+            usage: Usage::default(),
         }
     }
 

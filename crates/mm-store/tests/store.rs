@@ -486,3 +486,58 @@ fn checkpoint_ids_round_trip_and_older_files_without_them_load() {
     assert!(reopened.data.checkpoints.is_empty());
     assert_eq!(reopened.data.messages, history());
 }
+
+#[test]
+fn token_counts_round_trip_and_older_files_without_them_load() {
+    let (_tmp, project, root) = setup();
+    let store = Store::new(root);
+    let mut s = store
+        .create(&project, "anthropic/claude-sonnet-4-5")
+        .unwrap();
+    s.data.messages = history();
+    s.save().unwrap();
+    let id = s.id().to_string();
+    let path = s.path().to_path_buf();
+    let raw: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert!(
+        raw.get("usage").is_none(),
+        "no field while nothing was counted"
+    );
+
+    s.data.usage = mm_engine::Usage {
+        prompt_tokens: 5200,
+        completion_tokens: 80,
+        cached_tokens: 4800,
+    };
+    s.save().unwrap();
+    drop(s);
+    let raw: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    assert_eq!(
+        raw["usage"],
+        serde_json::json!({"prompt_tokens": 5200, "completion_tokens": 80, "cached_tokens": 4800})
+    );
+    assert_eq!(
+        store.open(&project, &id).unwrap().data.usage.cached_tokens,
+        4800
+    );
+
+    // Written before counts were kept: no field; and before the cached
+    // part was: counts without it.
+    let mut old = raw.clone();
+    old.as_object_mut().unwrap().remove("usage");
+    fs::write(&path, serde_json::to_vec(&old).unwrap()).unwrap();
+    let reopened = store.open(&project, &id).unwrap();
+    assert!(reopened.data.usage.is_zero());
+    assert_eq!(reopened.data.messages, history());
+    drop(reopened);
+    old["usage"] = serde_json::json!({"prompt_tokens": 10, "completion_tokens": 2});
+    fs::write(&path, serde_json::to_vec(&old).unwrap()).unwrap();
+    let reopened = store.open(&project, &id).unwrap();
+    assert_eq!(
+        (
+            reopened.data.usage.prompt_tokens,
+            reopened.data.usage.cached_tokens
+        ),
+        (10, 0)
+    );
+}

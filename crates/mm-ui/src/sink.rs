@@ -150,6 +150,8 @@ pub enum Event {
         counters: Counters,
         prompt_tokens: u64,
         completion_tokens: u64,
+        /// Of `prompt_tokens`, those the server read from its prompt cache.
+        cached_tokens: u64,
     },
 }
 

@@ -163,6 +163,7 @@ impl Provider for Anthropic {
                     out.delta(Delta::Usage {
                         prompt: u.prompt(),
                         completion: u.output_tokens,
+                        cached: u.cache_read_input_tokens,
                     })?;
                 }
             }
@@ -210,6 +211,7 @@ impl Provider for Anthropic {
                     out.delta(Delta::Usage {
                         prompt: None,
                         completion: u.output_tokens,
+                        cached: u.cache_read_input_tokens,
                     })?;
                 }
                 // Every block has stopped; only `message_stop` follows.
@@ -249,6 +251,7 @@ impl Provider for Anthropic {
             out.delta(Delta::Usage {
                 prompt: u.prompt(),
                 completion: u.output_tokens,
+                cached: u.cache_read_input_tokens,
             })?;
         }
         Ok(())

@@ -247,6 +247,7 @@ fn emit_response(resp: Response<'_>, out: &mut dyn DeltaSink) -> Result<(), Engi
         out.delta(Delta::Usage {
             prompt: u.prompt_token_count,
             completion,
+            cached: u.cached_content_token_count,
         })?;
     }
     // Gemini has no terminator event: the last chunk carries the reason.
@@ -314,4 +315,7 @@ struct UsageJson {
     candidates_token_count: Option<u64>,
     #[serde(default)]
     thoughts_token_count: Option<u64>,
+    /// The part of `promptTokenCount` read from the (implicit) cache.
+    #[serde(default)]
+    cached_content_token_count: Option<u64>,
 }

@@ -159,9 +159,11 @@ fn emit_line(line: Line<'_>, out: &mut dyn DeltaSink) -> Result<Flow, EngineErro
         }
     }
     if line.done {
+        // Ollama does not say how much of the prompt its cache held.
         out.delta(Delta::Usage {
             prompt: line.prompt_eval_count,
             completion: line.eval_count,
+            cached: None,
         })?;
         return Ok(Flow::Done);
     }

@@ -158,12 +158,7 @@ impl Provider for OpenAi {
                 out.delta(Delta::End)?;
             }
         }
-        if let Some(u) = chunk.usage {
-            out.delta(Delta::Usage {
-                prompt: u.prompt_tokens,
-                completion: u.completion_tokens,
-            })?;
-        }
+        emit_usage(chunk.usage, chunk.timings, out)?;
         Ok(Flow::Continue)
     }
 
@@ -178,12 +173,7 @@ impl Provider for OpenAi {
         {
             emit_message(message, out)?;
         }
-        if let Some(u) = resp.usage {
-            out.delta(Delta::Usage {
-                prompt: u.prompt_tokens,
-                completion: u.completion_tokens,
-            })?;
-        }
+        emit_usage(resp.usage, resp.timings, out)?;
         Ok(())
     }
 
@@ -198,6 +188,32 @@ fn error_text(err: &Value) -> String {
         .map(str::to_owned)
         .or_else(|| err.as_str().map(str::to_owned))
         .unwrap_or_else(|| err.to_string())
+}
+
+/// The counts of a chunk or a whole answer. The cached part of the prompt
+/// is `prompt_tokens_details.cached_tokens` (OpenAI, vLLM, recent
+/// llama.cpp), else llama.cpp's `timings.cache_n`.
+fn emit_usage(
+    usage: Option<UsageJson>,
+    timings: Option<Timings>,
+    out: &mut dyn DeltaSink,
+) -> Result<(), EngineError> {
+    let cached = usage
+        .as_ref()
+        .and_then(|u| u.prompt_tokens_details.as_ref())
+        .and_then(|d| d.cached_tokens)
+        .or_else(|| timings.as_ref().and_then(|t| t.cache_n));
+    let (prompt, completion) = usage
+        .as_ref()
+        .map_or((None, None), |u| (u.prompt_tokens, u.completion_tokens));
+    if prompt.is_none() && completion.is_none() && cached.is_none() {
+        return Ok(());
+    }
+    out.delta(Delta::Usage {
+        prompt,
+        completion,
+        cached,
+    })
 }
 
 /// A streamed delta or a whole message: the same fields.
@@ -244,6 +260,8 @@ struct Chunk<'a> {
     #[serde(default)]
     usage: Option<UsageJson>,
     #[serde(default)]
+    timings: Option<Timings>,
+    #[serde(default)]
     error: Option<Value>,
 }
 
@@ -261,6 +279,8 @@ struct Whole<'a> {
     choices: Vec<WholeChoice<'a>>,
     #[serde(default)]
     usage: Option<UsageJson>,
+    #[serde(default)]
+    timings: Option<Timings>,
     #[serde(default)]
     error: Option<Value>,
 }
@@ -307,6 +327,22 @@ struct UsageJson {
     prompt_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+/// llama.cpp's `timings`: `cache_n` prompt tokens reused from its cache
+/// (the usage's `prompt_tokens` counts them too).
+#[derive(Deserialize)]
+struct Timings {
+    #[serde(default)]
+    cache_n: Option<u64>,
 }
 
 /// `reasoning` is a string on most servers; some send an object. Only
