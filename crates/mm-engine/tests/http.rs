@@ -200,7 +200,8 @@ async fn parallel_tool_calls(p: &str) {
         events.last(),
         Some(&StreamEvent::Usage(Usage {
             prompt_tokens: 21,
-            completion_tokens: 13
+            completion_tokens: 13,
+            cached_tokens: 0,
         }))
     );
 
