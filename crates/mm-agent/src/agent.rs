@@ -98,6 +98,8 @@ pub struct Agent {
     instructions: Instructions,
     /// The session's token counts so far, kept in its file.
     usage: Usage,
+    /// The session's prompt-cache key, kept in its file.
+    cache_key: String,
 }
 
 impl Agent {
@@ -116,7 +118,8 @@ impl Agent {
         source: PermissionSource,
         editor: &[EditorServer],
     ) -> Result<Agent, AgentError> {
-        let engine = Engine::new(&config)?;
+        let cache_key = mm_engine::new_cache_key();
+        let engine = Engine::new(&config)?.with_cache_key(&cache_key);
         let mcp = McpSession::start(&config, cwd, editor);
         let mut secrets = secrets(&config, &engine);
         for s in mcp.secrets() {
@@ -170,6 +173,7 @@ impl Agent {
             rewinder: Rewinder::new(&config.checkpoints, cwd),
             not_saved: None,
             usage: Usage::default(),
+            cache_key,
             config,
         })
     }
@@ -341,6 +345,7 @@ impl Agent {
             session.data.messages = self.history.clone();
             session.data.checkpoints = self.rewinder.log.clone();
             session.data.usage = self.usage;
+            session.data.cache_key = self.cache_key.clone();
             session.save()?;
             self.session = Some(session);
         }
@@ -390,6 +395,8 @@ impl Agent {
         self.last_answer.clear();
         self.ratio = None;
         self.usage = Usage::default();
+        self.cache_key = mm_engine::new_cache_key();
+        self.engine = self.engine.with_cache_key(&self.cache_key);
         self.toolbox.reset_detector();
     }
 
@@ -444,6 +451,12 @@ impl Agent {
             .unwrap_or_default();
         self.rewinder.log = session.data.checkpoints.clone();
         self.usage = session.data.usage;
+        self.cache_key = if session.data.cache_key.is_empty() {
+            session.data.id.clone()
+        } else {
+            session.data.cache_key.clone()
+        };
+        self.engine = self.engine.with_cache_key(&self.cache_key);
         self.session = Some(session);
         Ok(id)
     }
@@ -459,7 +472,8 @@ impl Agent {
             config.api_key_env = None;
         }
         config.model = model.to_string();
-        self.engine = Engine::new(&config)?;
+        // The same session: the same prompt-cache key.
+        self.engine = Engine::new(&config)?.with_cache_key(&self.cache_key);
         self.config = config;
         Ok(())
     }
@@ -865,6 +879,7 @@ impl Agent {
             session.data.messages = self.history.clone();
             session.data.checkpoints = self.rewinder.log.clone();
             session.data.usage = self.usage;
+            session.data.cache_key.clone_from(&self.cache_key);
             match session.save() {
                 Ok(()) => self.not_saved = None,
                 Err(e) => self.save_failed(sink, &e),

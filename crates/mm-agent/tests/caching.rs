@@ -153,3 +153,182 @@ async fn cached_counts_anthropic() {
 async fn cached_counts_gemini() {
     cached_counts(PROVIDERS[4]).await;
 }
+
+/// Every `cache_control` marker of an Anthropic request body, as the path
+/// of the object that carries it.
+fn markers(body: &serde_json::Value) -> Vec<String> {
+    fn walk(v: &serde_json::Value, path: String, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if let Some(c) = m.get("cache_control") {
+                    assert_eq!(c, &serde_json::json!({"type": "ephemeral"}), "{path}");
+                    out.push(path.clone());
+                }
+                for (k, v) in m {
+                    walk(v, format!("{path}.{k}"), out);
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    walk(v, format!("{path}[{i}]"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(body, String::new(), &mut out);
+    out
+}
+
+#[tokio::test]
+async fn anthropic_breakpoints_sit_where_they_belong_with_thinking_and_tool_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let signed = |text: &str, sig: &str| Step::Reasoning {
+        text: text.into(),
+        signature: Some(sig.into()),
+    };
+    let mock = MockServer::start(vec![
+        Reply::stream(vec![
+            signed("look first", "sig-1"),
+            bash_call("call_1", "echo hi"),
+        ]),
+        Reply::stream(vec![
+            signed("and again", "sig-2"),
+            bash_call("call_2", "echo ho"),
+        ]),
+        Reply::stream(vec![Step::text("It said hi and ho.")]),
+        Reply::text("Sure."),
+    ])
+    .await
+    .unwrap();
+    let mut cfg = provider_config("anthropic", &mock.url(), dir.path());
+    cfg.thinking = mm_agent::config::Thinking::On;
+    let mut agent = Agent::new(cfg.clone(), dir.path(), PermissionSource::Terminal).unwrap();
+    let (report, _) = ask(&mut agent, "run echo hi then echo ho").await;
+    assert_eq!(report.outcome, TurnOutcome::Done);
+    let (report, _) = ask(&mut agent, "thanks").await;
+    assert_eq!(report.outcome, TurnOutcome::Done);
+    let bodies: Vec<serde_json::Value> = mock.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies.len(), 4);
+    let last_tool = bodies[0]["tools"].as_array().unwrap().len() - 1;
+    let fixed = [format!(".system[0]"), format!(".tools[{last_tool}]")];
+    // The first request: one user turn, marked once.
+    let mut want = vec![".messages[0].content[0]".to_string()];
+    want.extend(fixed.iter().cloned());
+    let mut got = markers(&bodies[0]);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    assert_eq!(bodies[0]["system"][0]["text"], agent.system_prompt());
+    for (n, body) in bodies.iter().enumerate() {
+        let got = markers(body);
+        assert!(got.len() <= 4, "request {n}: {got:?}");
+        let msgs = body["messages"].as_array().unwrap();
+        let last = msgs.len() - 1;
+        let last_block = msgs[last]["content"].as_array().unwrap().len() - 1;
+        assert!(
+            got.contains(&format!(".messages[{last}].content[{last_block}]")),
+            "request {n}: the last block of the last turn: {got:?}"
+        );
+        for f in &fixed {
+            assert!(got.contains(f), "request {n}: {f} in {got:?}");
+        }
+        // Never on a thinking block; the thinking stays first in its turn.
+        for m in msgs {
+            for b in m["content"].as_array().unwrap() {
+                if b["type"] == "thinking" {
+                    assert!(b.get("cache_control").is_none(), "request {n}: {b}");
+                }
+            }
+            if m["role"] == "assistant" && m["content"][0]["type"] != "text" {
+                assert_eq!(m["content"][0]["type"], "thinking", "request {n}: {m}");
+            }
+        }
+    }
+    // The third request: tool results last; the second marker sits where
+    // the previous request's last one did.
+    let got = markers(&bodies[2]);
+    let msgs = bodies[2]["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 5, "{msgs:?}");
+    assert_eq!(msgs[4]["content"][0]["type"], "tool_result");
+    assert!(
+        got.contains(&".messages[4].content[0]".to_string()),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&".messages[2].content[0]".to_string()),
+        "{got:?}"
+    );
+    let prev = markers(&bodies[1]);
+    assert!(
+        prev.contains(&".messages[2].content[0]".to_string()),
+        "{prev:?}"
+    );
+
+    // cacheControl: false sends none of it.
+    let mock = MockServer::start(vec![Reply::text("ok")]).await.unwrap();
+    let mut off = provider_config("anthropic", &mock.url(), dir.path());
+    off.cache_control = false;
+    off.thinking = mm_agent::config::Thinking::On;
+    let mut agent = Agent::new(off, dir.path(), PermissionSource::Terminal).unwrap();
+    ask(&mut agent, "run echo hi then echo ho").await;
+    let body = &mock.requests()[0].body;
+    assert!(markers(body).is_empty(), "{body}");
+    assert_eq!(body["system"], agent.system_prompt());
+}
+
+#[tokio::test]
+async fn openai_gets_one_prompt_cache_key_per_session_and_compatible_servers_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockServer::start(vec![
+        Reply::tool_call("call_1", "bash", r#"{"command":"echo hi"}"#),
+        Reply::text("hi"),
+        Reply::text("again"),
+        Reply::text("other model"),
+        Reply::text("new session"),
+    ])
+    .await
+    .unwrap();
+    let cfg = provider_config("openai", &mock.url(), dir.path());
+    let mut agent = Agent::new(cfg.clone(), dir.path(), PermissionSource::Terminal).unwrap();
+    ask(&mut agent, "run echo hi").await;
+    drop(agent);
+    // --continue in a new process keeps the key; so does /model.
+    let mut agent = Agent::new(cfg.clone(), dir.path(), PermissionSource::Terminal).unwrap();
+    agent.resume(None).unwrap();
+    ask(&mut agent, "again").await;
+    agent.set_model("openai/other-model").unwrap();
+    ask(&mut agent, "and you?").await;
+    agent.new_session();
+    ask(&mut agent, "fresh").await;
+    let keys: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| r.body["prompt_cache_key"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(keys.len(), 5);
+    assert!(keys[0].len() >= 16, "{keys:?}");
+    assert!(keys[..4].iter().all(|k| *k == keys[0]), "{keys:?}");
+    assert_ne!(keys[4], keys[0], "/new starts another session: {keys:?}");
+
+    // Servers of the OpenAI-compatible family (llama.cpp, vLLM…) never get
+    // it, and cacheControl: false keeps it from OpenAI too.
+    let mock = MockServer::start(vec![Reply::text("a"), Reply::text("b")])
+        .await
+        .unwrap();
+    let mut agent = Agent::new(
+        provider_config("openai-compatible", &mock.url(), dir.path()),
+        dir.path(),
+        PermissionSource::Terminal,
+    )
+    .unwrap();
+    ask(&mut agent, "hi").await;
+    let mut off = provider_config("openai", &mock.url(), dir.path());
+    off.cache_control = false;
+    let mut agent = Agent::new(off, dir.path(), PermissionSource::Terminal).unwrap();
+    ask(&mut agent, "hi").await;
+    for r in mock.requests() {
+        assert!(r.body.get("prompt_cache_key").is_none(), "{}", r.body);
+    }
+}

@@ -32,6 +32,10 @@ pub struct Config {
     /// Whether tool calls a model writes into its answer as text are
     /// recovered and run like native ones.
     pub text_tool_calls: TextToolCalls,
+    /// `cacheControl`: help the provider reuse the unchanged start of each
+    /// request (Anthropic `cache_control` breakpoints, OpenAI's
+    /// `prompt_cache_key`). Not a trust matter: a project file may set it.
+    pub cache_control: bool,
     /// Seconds: the longest wait a server's `Retry-After` may ask for;
     /// a longer demand fails the turn.
     pub max_retry_wait: u64,
@@ -397,6 +401,7 @@ impl Config {
             watchdog: 120,
             retries: 3,
             text_tool_calls: TextToolCalls::Auto,
+            cache_control: true,
             max_retry_wait: 60,
             max_turns: 100,
             bash_tool: true,

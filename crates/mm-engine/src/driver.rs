@@ -632,6 +632,8 @@ mod tests {
             max_tokens: 100,
             context_window: 2048,
             thinking: mm_config::Thinking::Off,
+            cache_control: true,
+            cache_key: None,
         })
     }
 

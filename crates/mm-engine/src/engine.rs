@@ -41,6 +41,9 @@ pub(crate) struct Inner {
     pub text_tool_calls: bool,
     /// `maxRetryWait`: the longest `Retry-After` honoured.
     pub max_retry_wait: Duration,
+    /// What the provider was built from (kept to build it again with a
+    /// session's cache key).
+    pub settings: ProviderSettings,
 }
 
 impl std::fmt::Debug for Engine {
@@ -166,6 +169,8 @@ impl Engine {
             max_tokens: cfg.max_tokens,
             context_window: cfg.context_window,
             thinking: cfg.thinking,
+            cache_control: cfg.cache_control,
+            cache_key: None,
         };
         // A watchdog of 0 means "never cut".
         let watchdog = if cfg.watchdog == 0 {
@@ -176,7 +181,7 @@ impl Engine {
         Ok(Engine {
             inner: Arc::new(Inner {
                 spec,
-                provider: (spec.build)(settings),
+                provider: (spec.build)(settings.clone()),
                 model: model.to_owned(),
                 base_url,
                 key,
@@ -186,8 +191,37 @@ impl Engine {
                 retries: cfg.retries,
                 text_tool_calls: cfg.text_tool_calls == mm_config::TextToolCalls::Auto,
                 max_retry_wait: Duration::from_secs(cfg.max_retry_wait),
+                settings,
             }),
         })
+    }
+
+    /// This engine for the session whose prompt-cache key is `key`: sent
+    /// as `prompt_cache_key` where the provider's row says its server
+    /// takes it and `cacheControl` is on, so the server routes the
+    /// session's requests to the cache that holds its prefix. The HTTP
+    /// client (and its connections) is shared.
+    pub fn with_cache_key(&self, key: &str) -> Engine {
+        let i = &self.inner;
+        let mut settings = i.settings.clone();
+        settings.cache_key =
+            (i.spec.prompt_cache_key && settings.cache_control).then(|| key.to_owned());
+        Engine {
+            inner: Arc::new(Inner {
+                spec: i.spec,
+                provider: (i.spec.build)(settings.clone()),
+                model: i.model.clone(),
+                base_url: i.base_url.clone(),
+                key: i.key.clone(),
+                client: i.client.clone(),
+                watchdog: i.watchdog,
+                watchdog_secs: i.watchdog_secs,
+                retries: i.retries,
+                text_tool_calls: i.text_tool_calls,
+                max_retry_wait: i.max_retry_wait,
+                settings,
+            }),
+        }
     }
 
     /// The registry name: `ollama`, `openai`...

@@ -23,6 +23,8 @@ fn provider(name: &str) -> Box<dyn Provider> {
         max_tokens: 8192,
         context_window: 32768,
         thinking: Thinking::Off,
+        cache_control: true,
+        cache_key: None,
     })
 }
 

@@ -35,6 +35,8 @@ fn provider(wire: &str) -> Option<Box<dyn Provider>> {
         max_tokens: 1024,
         context_window: 4096,
         thinking: Thinking::Off,
+        cache_control: true,
+        cache_key: None,
     }))
 }
 

@@ -33,6 +33,12 @@ pub use error::{EngineError, GenerateError, HOW_TO_CHANGE, is_context_length};
 pub use tokio_util::sync::CancellationToken;
 pub use types::*;
 
+/// A fresh prompt-cache key for a new session (random, no user data):
+/// see [`Engine::with_cache_key`].
+pub fn new_cache_key() -> String {
+    uuid::Uuid::now_v7().simple().to_string()
+}
+
 /// The names of every registered provider, in registry order.
 pub fn known_providers() -> Vec<&'static str> {
     providers::known_providers()

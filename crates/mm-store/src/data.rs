@@ -44,6 +44,11 @@ pub struct SessionData {
     /// prompt the provider read from its cache. Absent in older files.
     #[serde(default, skip_serializing_if = "Usage::is_zero")]
     pub usage: Usage,
+    /// The key a provider's prompt cache knows the session by (OpenAI
+    /// `prompt_cache_key`), so a continued session keeps it. Absent in
+    /// older files (the session id serves then).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cache_key: String,
 }
 
 /// The checkpoints a session took of its project's files. Ids are opaque
@@ -123,6 +128,7 @@ impl SessionData {
             errors: Vec::new(),
             checkpoints: CheckpointLog::default(),
             usage: Usage::default(),
+            cache_key: String::new(),
         }
     }
 

@@ -51,6 +51,43 @@ fn push_block(turns: &mut Vec<(&'static str, Vec<Value>)>, role: &'static str, b
     }
 }
 
+/// Breakpoints on the messages, two at most (the last tool and the system
+/// prompt take two more of Anthropic's four): the last message, which moves
+/// forward as the conversation grows, and the user turn the previous
+/// request ended with, where that request's breakpoint was, so its cached
+/// prefix is read however many blocks the answer and the tool results
+/// added since. Thinking blocks cannot carry a marker: the last other block
+/// of the turn does.
+fn mark_messages(msgs: &mut [Value]) {
+    let Some(last) = msgs.len().checked_sub(1) else {
+        return;
+    };
+    mark_turn(&mut msgs[last]);
+    let previous_user = msgs[..last].iter().rposition(|m| m["role"] == "user");
+    if let Some(i) = previous_user {
+        mark_turn(&mut msgs[i]);
+    }
+}
+
+fn mark_turn(turn: &mut Value) {
+    let Some(blocks) = turn["content"].as_array_mut() else {
+        return;
+    };
+    let markable = blocks.iter_mut().rev().find(|b| {
+        !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking"))
+            && !(b["type"] == "text" && b["text"].as_str().is_some_and(str::is_empty))
+    });
+    if let Some(b) = markable {
+        b["cache_control"] = ephemeral();
+    }
+}
+
+/// The breakpoint marker: the prefix up to and including the marked block
+/// may be cached (five minutes, renewed by each hit).
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
 pub(crate) fn build_messages(messages: &[Message]) -> (String, Vec<Value>) {
     let mut system = String::new();
     let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
@@ -118,7 +155,10 @@ impl Provider for Anthropic {
 
     fn request(&self, messages: &[Message], tools: &[ToolDecl], stream: bool) -> WireRequest {
         let s = &self.settings;
-        let (system, msgs) = build_messages(messages);
+        let (system, mut msgs) = build_messages(messages);
+        if s.cache_control {
+            mark_messages(&mut msgs);
+        }
         let mut body = json!({
             "model": s.model,
             "max_tokens": s.max_tokens,
@@ -126,13 +166,23 @@ impl Provider for Anthropic {
             "stream": stream,
         });
         if !system.is_empty() {
-            body["system"] = json!(system);
+            body["system"] = if s.cache_control {
+                json!([{"type": "text", "text": system, "cache_control": ephemeral()}])
+            } else {
+                json!(system)
+            };
         }
         if !tools.is_empty() {
-            body["tools"] = tools
+            let mut decls: Vec<Value> = tools
                 .iter()
                 .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
                 .collect();
+            if s.cache_control
+                && let Some(last) = decls.last_mut()
+            {
+                last["cache_control"] = ephemeral();
+            }
+            body["tools"] = Value::Array(decls);
         }
         if let Some(budget) = self.budget() {
             body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});

@@ -20,6 +20,11 @@ pub struct ProviderSettings {
     pub max_tokens: u64,
     pub context_window: u64,
     pub thinking: Thinking,
+    /// `cacheControl`: mark what the provider may cache.
+    pub cache_control: bool,
+    /// OpenAI's `prompt_cache_key`: one per session, set only for rows
+    /// whose server takes it ([`ProviderSpec::prompt_cache_key`]).
+    pub cache_key: Option<String>,
 }
 
 impl std::fmt::Debug for ProviderSettings {
@@ -32,6 +37,8 @@ impl std::fmt::Debug for ProviderSettings {
             .field("max_tokens", &self.max_tokens)
             .field("context_window", &self.context_window)
             .field("thinking", &self.thinking)
+            .field("cache_control", &self.cache_control)
+            .field("cache_key", &self.cache_key)
             .finish()
     }
 }
@@ -45,6 +52,10 @@ pub struct ProviderSpec {
     /// Whether a request without a key is refused up front.
     pub key_required: bool,
     pub build: fn(ProviderSettings) -> Box<dyn Provider>,
+    /// The server takes OpenAI's `prompt_cache_key`. Servers of the
+    /// OpenAI-compatible family are not known to (vLLM and others may
+    /// refuse unknown fields), so they never get it.
+    pub prompt_cache_key: bool,
 }
 
 /// The registry table (providers.md).
@@ -54,30 +65,35 @@ pub static REGISTRY: &[ProviderSpec] = &[
         default_base_url: Some("http://localhost:11434"),
         key_required: false,
         build: |s| Box::new(ollama::Ollama::new(s)),
+        prompt_cache_key: false,
     },
     ProviderSpec {
         name: "openai",
         default_base_url: Some("https://api.openai.com/v1"),
         key_required: true,
         build: |s| Box::new(openai::OpenAi::new("openai", s)),
+        prompt_cache_key: true,
     },
     ProviderSpec {
         name: "openai-compatible",
         default_base_url: None,
         key_required: false,
         build: |s| Box::new(openai::OpenAi::new("openai-compatible", s)),
+        prompt_cache_key: false,
     },
     ProviderSpec {
         name: "anthropic",
         default_base_url: Some("https://api.anthropic.com"),
         key_required: true,
         build: |s| Box::new(anthropic::Anthropic::new(s)),
+        prompt_cache_key: false,
     },
     ProviderSpec {
         name: "gemini",
         default_base_url: Some("https://generativelanguage.googleapis.com"),
         key_required: true,
         build: |s| Box::new(gemini::Gemini::new(s)),
+        prompt_cache_key: false,
     },
 ];
 

@@ -222,6 +222,8 @@ mod tests {
             max_tokens: 100,
             context_window: 2048,
             thinking,
+            cache_control: true,
+            cache_key: None,
         })
     }
 

@@ -120,6 +120,10 @@ impl Provider for OpenAi {
         if let Some(e) = effort(s.thinking) {
             body["reasoning_effort"] = json!(e);
         }
+        // Set only where the registry row says the server takes it.
+        if let Some(k) = &s.cache_key {
+            body["prompt_cache_key"] = json!(k);
+        }
         let mut headers = Vec::new();
         if let Some(key) = &s.key {
             headers.push(("authorization", format!("Bearer {key}")));
@@ -387,6 +391,8 @@ mod tests {
                 max_tokens: 100,
                 context_window: 2048,
                 thinking: Thinking::Off,
+                cache_control: true,
+                cache_key: None,
             },
         )
     }
