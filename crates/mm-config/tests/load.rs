@@ -85,7 +85,7 @@ fn write(path: &Path, text: &str) -> PathBuf {
 }
 
 const TOP_KEYS: &str = "model, baseURL, apiKeyEnv, contextWindow, maxTokens, thinking, showThinking, watchdog, \
-                        retries, textToolCalls, maxRetryWait, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
+                        retries, textToolCalls, cacheControl, maxRetryWait, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
                         permissions, acp, sessions, checkpoints, compact, lsp, instructions, sandbox, sandboxNetwork, \
                         mcpServers, mcp";
 
@@ -1438,4 +1438,14 @@ fn a_flag_out_of_range_is_named() {
     let mut w = World::new();
     w.sources.flags.max_turns = Some(0);
     assert_eq!(w.error(), "--max-turns: expected at least 1, found 0");
+}
+
+#[test]
+fn cache_control_defaults_on_and_a_project_may_turn_it_off() {
+    let w = World::new();
+    assert!(w.load().config.cache_control);
+    w.write_project("cacheControl: false\n");
+    assert!(!w.load().config.cache_control);
+    w.write_project("cacheControl: maybe\n");
+    assert!(w.error().contains("cacheControl"), "{}", w.error());
 }
