@@ -212,7 +212,7 @@ async fn anthropic_breakpoints_sit_where_they_belong_with_thinking_and_tool_resu
     let bodies: Vec<serde_json::Value> = mock.requests().into_iter().map(|r| r.body).collect();
     assert_eq!(bodies.len(), 4);
     let last_tool = bodies[0]["tools"].as_array().unwrap().len() - 1;
-    let fixed = [format!(".system[0]"), format!(".tools[{last_tool}]")];
+    let fixed = [".system[0]".to_string(), format!(".tools[{last_tool}]")];
     // The first request: one user turn, marked once.
     let mut want = vec![".messages[0].content[0]".to_string()];
     want.extend(fixed.iter().cloned());

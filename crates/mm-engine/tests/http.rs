@@ -334,7 +334,13 @@ async fn history_sent(p: &str) {
             assert_eq!(body["options"]["num_predict"], 4321);
         }
         "anthropic" => {
-            assert_eq!(body["system"], "sys");
+            // With cacheControl on (the default): breakpoints on the
+            // system prompt, the last turn and the user turn before it.
+            let cached = json!({"type": "ephemeral"});
+            assert_eq!(
+                body["system"],
+                json!([{"type": "text", "text": "sys", "cache_control": cached}])
+            );
             assert_eq!(body["max_tokens"], 4321);
             assert_eq!(
                 body["messages"],
@@ -346,13 +352,13 @@ async fn history_sent(p: &str) {
                     ]},
                     {"role": "user", "content": [
                         {"type": "tool_result", "tool_use_id": "call-a", "content": "A-CONTENT"},
-                        {"type": "tool_result", "tool_use_id": "call-b", "content": "B-OUTPUT"},
+                        {"type": "tool_result", "tool_use_id": "call-b", "content": "B-OUTPUT", "cache_control": cached},
                     ]},
                     {"role": "assistant", "content": [
                         {"type": "thinking", "thinking": "signed musing", "signature": "SIG-XYZ"},
                         {"type": "text", "text": "Both done."},
                     ]},
-                    {"role": "user", "content": [{"type": "text", "text": "q2"}]},
+                    {"role": "user", "content": [{"type": "text", "text": "q2", "cache_control": cached}]},
                 ])
             );
         }

@@ -74,8 +74,9 @@ fn mark_turn(turn: &mut Value) {
         return;
     };
     let markable = blocks.iter_mut().rev().find(|b| {
-        !matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking"))
-            && !(b["type"] == "text" && b["text"].as_str().is_some_and(str::is_empty))
+        let thinking = matches!(b["type"].as_str(), Some("thinking" | "redacted_thinking"));
+        let empty_text = b["type"] == "text" && b["text"].as_str().is_some_and(str::is_empty);
+        !(thinking || empty_text)
     });
     if let Some(b) = markable {
         b["cache_control"] = ephemeral();
