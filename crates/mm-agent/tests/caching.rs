@@ -332,3 +332,196 @@ async fn openai_gets_one_prompt_cache_key_per_session_and_compatible_servers_non
         assert!(r.body.get("prompt_cache_key").is_none(), "{}", r.body);
     }
 }
+
+/// Cancels the turn at its first piece of answer text.
+struct CancelOnText {
+    cancel: tokio_util::sync::CancellationToken,
+}
+
+impl mm_agent::ui::Sink for CancelOnText {
+    fn event(&self, event: Event) {
+        if matches!(event, Event::Text { .. }) {
+            self.cancel.cancel();
+        }
+    }
+
+    fn permission<'a>(
+        &'a self,
+        _info: &'a mm_agent::ui::ToolInfo,
+    ) -> futures::future::BoxFuture<'a, mm_agent::ui::Decision> {
+        Box::pin(async { mm_agent::ui::Decision::AllowOnce })
+    }
+}
+
+/// A request split into the part that must never change within a session
+/// (system prompt, tool declarations) and its list of turns, with the
+/// breakpoint markers taken out: they move forward by design and are not
+/// part of what a provider caches.
+fn prefix_parts(
+    provider: &str,
+    body: &serde_json::Value,
+) -> (serde_json::Value, Vec<serde_json::Value>) {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("cache_control");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut body = body.clone();
+    strip(&mut body);
+    let (fixed, turns) = match provider {
+        "anthropic" => (
+            serde_json::json!([body["system"], body["tools"]]),
+            &body["messages"],
+        ),
+        "gemini" => (
+            serde_json::json!([body["systemInstruction"], body["tools"]]),
+            &body["contents"],
+        ),
+        _ => (serde_json::json!([body["tools"]]), &body["messages"]),
+    };
+    (fixed, turns.as_array().cloned().unwrap_or_default())
+}
+
+/// Consecutive requests of one session side by side: each one's fixed part
+/// is the one before's, and its turns start with all of the one before's,
+/// byte for byte. Fails naming the request and the first turn that changed.
+fn assert_prefix_kept(provider: &str, bodies: &[serde_json::Value]) {
+    for (n, pair) in bodies.windows(2).enumerate() {
+        let (fixed_a, turns_a) = prefix_parts(provider, &pair[0]);
+        let (fixed_b, turns_b) = prefix_parts(provider, &pair[1]);
+        assert_eq!(
+            fixed_a,
+            fixed_b,
+            "{provider}: the system prompt or the tools changed between requests {n} and {}",
+            n + 1
+        );
+        assert!(
+            turns_b.len() > turns_a.len(),
+            "{provider}: request {} is not longer than request {n}",
+            n + 1
+        );
+        for (i, (a, b)) in turns_a.iter().zip(&turns_b).enumerate() {
+            assert_eq!(
+                a,
+                b,
+                "{provider}: turn {i} of request {n} was rewritten in request {}",
+                n + 1
+            );
+        }
+    }
+}
+
+async fn prefix_unchanged(provider: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let signed = |text: &str| Step::Reasoning {
+        text: text.into(),
+        signature: Some(format!("sig-{text}")),
+    };
+    let mock = MockServer::start(vec![
+        // A turn with a tool call.
+        Reply::stream(vec![signed("plan"), bash_call("call_1", "echo hi")]),
+        Reply::stream(vec![Step::text("It said hi.")]),
+        // A turn cancelled once its answer began.
+        Reply::stream(vec![
+            Step::text("partial "),
+            Step::stall(3000),
+            Step::text("never seen"),
+        ]),
+        // --continue in a new agent, then /model.
+        Reply::stream(vec![Step::text("Resumed.")]),
+        Reply::stream(vec![bash_call("call_2", "echo ho")]),
+        Reply::stream(vec![Step::text("Other model.")]),
+    ])
+    .await
+    .unwrap();
+    let mut cfg = provider_config(provider, &mock.url(), dir.path());
+    cfg.thinking = mm_agent::config::Thinking::On;
+    let mut agent = Agent::new(cfg.clone(), dir.path(), PermissionSource::Terminal).unwrap();
+    let (report, _) = ask(&mut agent, "run echo hi").await;
+    assert_eq!(report.outcome, TurnOutcome::Done, "{provider}");
+
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let sink = std::sync::Arc::new(CancelOnText {
+        cancel: cancel.clone(),
+    });
+    let report = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        agent.ask("tell me more", sink, cancel),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.outcome, TurnOutcome::Cancelled, "{provider}");
+    drop(agent);
+
+    let mut agent = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
+    agent.resume(None).unwrap();
+    let (report, _) = ask(&mut agent, "go on").await;
+    assert_eq!(report.outcome, TurnOutcome::Done, "{provider}");
+    agent
+        .set_model(&format!("{provider}/another-model"))
+        .unwrap();
+    let (report, _) = ask(&mut agent, "run echo ho").await;
+    assert_eq!(report.outcome, TurnOutcome::Done, "{provider}");
+
+    let bodies: Vec<serde_json::Value> = mock.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies.len(), 6, "{provider}");
+    // The requests are what the scenario says: the cancelled answer's
+    // part goes on after --continue, and /model took effect.
+    assert!(
+        bodies[3].to_string().contains("partial "),
+        "{provider}: {}",
+        bodies[3]
+    );
+    let paths: Vec<String> = mock.requests().into_iter().map(|r| r.path).collect();
+    let model_of = |i: usize| match provider {
+        "gemini" => paths[i].clone(),
+        _ => bodies[i]["model"].to_string(),
+    };
+    assert!(model_of(3).contains("test-model"), "{provider}");
+    assert!(model_of(4).contains("another-model"), "{provider}");
+    assert_prefix_kept(provider, &bodies);
+
+    // And the check itself fails when an earlier part is rewritten.
+    let mut changed = bodies.clone();
+    let key = match provider {
+        "gemini" => "contents",
+        _ => "messages",
+    };
+    let first = &mut changed[5][key][1];
+    *first = serde_json::json!({"rewritten": true});
+    let caught = std::panic::catch_unwind(|| assert_prefix_kept(provider, &changed));
+    assert!(
+        caught.is_err(),
+        "{provider}: a rewritten turn went unnoticed"
+    );
+    let mut changed = bodies;
+    changed[2]["tools"] = serde_json::json!([]);
+    let caught = std::panic::catch_unwind(|| assert_prefix_kept(provider, &changed));
+    assert!(caught.is_err(), "{provider}: changed tools went unnoticed");
+}
+
+#[tokio::test]
+async fn prefix_unchanged_ollama() {
+    prefix_unchanged(PROVIDERS[0]).await;
+}
+#[tokio::test]
+async fn prefix_unchanged_openai() {
+    prefix_unchanged(PROVIDERS[1]).await;
+}
+#[tokio::test]
+async fn prefix_unchanged_openai_compatible() {
+    prefix_unchanged(PROVIDERS[2]).await;
+}
+#[tokio::test]
+async fn prefix_unchanged_anthropic() {
+    prefix_unchanged(PROVIDERS[3]).await;
+}
+#[tokio::test]
+async fn prefix_unchanged_gemini() {
+    prefix_unchanged(PROVIDERS[4]).await;
+}
