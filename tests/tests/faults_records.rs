@@ -120,6 +120,7 @@ async fn answering() -> MockServer {
         Options {
             port: 0,
             repeat: true,
+            ..Default::default()
         },
     )
     .await

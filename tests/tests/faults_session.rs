@@ -78,6 +78,7 @@ async fn answering() -> MockServer {
         Options {
             port: 0,
             repeat: true,
+            ..Default::default()
         },
     )
     .await

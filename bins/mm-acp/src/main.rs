@@ -67,7 +67,7 @@ fn start(cli: Cli) -> Result<i32, StartError> {
     if options.settings.print_config {
         let loaded = mm_agent::config::load(&options.settings.sources(&cwd))?;
         // The same flag, and output, on every binary (config.md).
-        print!("{}", loaded.print());
+        print!("{}", mm_agent::start::config_text(&loaded));
         return Ok(0);
     }
 

@@ -67,6 +67,7 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
         let options = mm_mock::Options {
             port: 0,
             repeat: true,
+            ..Default::default()
         };
         let server = mm_mock::MockServer::start_with(mm_mock::demo_script(), options)
             .await
@@ -84,7 +85,7 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
     let sources = Sources::from_process(cwd.clone(), cli.settings.config.clone(), flags);
     let loaded = mm_config::load(&sources)?;
     if cli.settings.print_config {
-        print!("{}", with_newline(loaded.print()));
+        print!("{}", mm_agent::start::config_text(&loaded));
         return Ok(0);
     }
     let mut config = loaded.config;
@@ -121,13 +122,6 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
                 .await
         }
     })
-}
-
-fn with_newline(mut text: String) -> String {
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text
 }
 
 /// The most a question read from stdin may hold: far more than any

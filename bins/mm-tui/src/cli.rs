@@ -26,7 +26,7 @@ pub fn prepare(cli: &Cli) -> Result<Option<(Agent, Option<String>)>, StartError>
     let cwd = cli.session.working_dir().map_err(StartError::WorkingDir)?;
     let loaded = load(&cli.settings.sources(&cwd))?;
     if cli.settings.print_config {
-        print!("{}", loaded.print());
+        print!("{}", mm_agent::start::config_text(&loaded));
         return Ok(None);
     }
     let started = mm_agent::start::agent(

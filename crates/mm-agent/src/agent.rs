@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use mm_config::Config;
 use mm_engine::{
-    Engine, EngineError, GenerateError, Message, StreamEvent, ToolCall, ToolDecl, Usage,
+    Engine, EngineError, GenerateError, Message, StreamEvent, ToolCall, ToolDecl, Usage, Window,
+    WindowSource,
 };
 use mm_store::{Session, SessionInfo, Store};
 use mm_tools::{CallOutcome, Permissions, ToolContext, Toolbox};
@@ -100,6 +101,14 @@ pub struct Agent {
     usage: Usage,
     /// The session's prompt-cache key, kept in its file.
     cache_key: String,
+    /// The question to the server about the model's window, started with
+    /// the engine so that it runs while the user types.
+    window_task: Option<tokio::task::JoinHandle<Window>>,
+    /// The window's answer was taken (or asked for) already.
+    window_settled: bool,
+    /// Why the next request must be compacted first (the server may have
+    /// cut the last prompt silently).
+    compact_next: bool,
 }
 
 impl Agent {
@@ -120,6 +129,7 @@ impl Agent {
     ) -> Result<Agent, AgentError> {
         let cache_key = mm_engine::new_cache_key();
         let engine = Engine::new(&config)?.with_cache_key(&cache_key);
+        let window_task = ask_window(&engine);
         let mcp = McpSession::start(&config, cwd, editor);
         let mut secrets = secrets(&config, &engine);
         for s in mcp.secrets() {
@@ -174,6 +184,9 @@ impl Agent {
             not_saved: None,
             usage: Usage::default(),
             cache_key,
+            window_task,
+            window_settled: false,
+            compact_next: false,
             config,
         })
     }
@@ -196,6 +209,39 @@ impl Agent {
     /// The model server's address.
     pub fn base_url(&self) -> &str {
         self.engine.base_url()
+    }
+
+    /// The model's window in force and where it came from: the setting's
+    /// number, else what the server reported (once a question waited for
+    /// it, see [`Agent::settle_window`]), else the model's known window,
+    /// else 32768 (decisions.md 28).
+    pub fn window(&self) -> Window {
+        self.engine.window()
+    }
+
+    /// Take the server's answer about the model's window, waiting for it
+    /// at most [`mm_engine::DISCOVERY_BOUND`]. Every question does this
+    /// first; a front end may call it earlier to show the window.
+    pub async fn settle_window(&mut self) -> Window {
+        if !self.window_settled {
+            self.window_settled = true;
+            let found = match self.window_task.take() {
+                Some(task) => task.await.ok(),
+                None => Some(self.engine.discover_window().await),
+            };
+            if let Some(w) = found {
+                self.engine = self.engine.with_window(w);
+            }
+        }
+        self.engine.window()
+    }
+
+    /// The most characters one tool result may hold: `maxOutput`, or the
+    /// window's size in tokens when that is smaller (a quarter of the
+    /// window at four characters a token, decisions.md 37).
+    pub fn output_budget(&self) -> usize {
+        let window = usize::try_from(self.engine.window().tokens).unwrap_or(usize::MAX);
+        self.config.max_output.min(window)
     }
 
     /// What `/permissions` shows: the default, the rules of the settings,
@@ -474,6 +520,12 @@ impl Agent {
         config.model = model.to_string();
         // The same session: the same prompt-cache key.
         self.engine = Engine::new(&config)?.with_cache_key(&self.cache_key);
+        // Another model, perhaps another server: its window is asked anew.
+        if let Some(task) = self.window_task.take() {
+            task.abort();
+        }
+        self.window_task = ask_window(&self.engine);
+        self.window_settled = false;
         self.config = config;
         Ok(())
     }
@@ -563,6 +615,7 @@ impl Agent {
         self.mcp
             .prepare(&mut self.toolbox, &mut self.decls, sink, cancel)
             .await;
+        self.settle_window().await;
         let max_turns = self.config.max_turns.max(1);
         let mut compacted_for_length = false;
         let mut request = 0;
@@ -570,12 +623,14 @@ impl Agent {
             if cancel.is_cancelled() {
                 return TurnOutcome::Cancelled;
             }
-            if self.over_threshold()
-                && let Err(text) = self.compact_inner(None, sink, cancel).await
-            {
-                sink.event(Event::Notice {
-                    text: format!("automatic compaction failed: {text}"),
-                });
+            if self.compact_next || self.over_threshold() {
+                self.compact_next = false;
+                match self.compact_inner(None, sink, cancel).await {
+                    Ok(text) => sink.event(Event::Notice { text }),
+                    Err(text) => sink.event(Event::Notice {
+                        text: format!("automatic compaction failed: {text}"),
+                    }),
+                }
             }
             request += 1;
             sink.event(Event::Status {
@@ -585,18 +640,37 @@ impl Agent {
             let generation = match result {
                 Ok(g) => g,
                 Err(GenerateError {
-                    error: EngineError::ContextLength { .. },
+                    error: EngineError::ContextLength { window, prompt, .. },
                     ..
-                }) if !compacted_for_length => {
-                    compacted_for_length = true;
-                    request -= 1;
-                    if let Err(text) = self.compact_inner(None, sink, cancel).await {
-                        return self.fail(
-                            None,
-                            format!("the context is too long and compaction failed: {text}"),
-                        );
+                }) => {
+                    // An overflow never ends the session (decisions.md 29):
+                    // take the true window, compact, send again once.
+                    self.adopt_window(window);
+                    let window = self.engine.window().tokens;
+                    let prompt = prompt.unwrap_or_else(|| {
+                        compact::estimate_tokens(self.request_chars(), self.ratio)
+                    });
+                    if !compacted_for_length {
+                        compacted_for_length = true;
+                        if let Ok(done) = self.compact_inner(None, sink, cancel).await {
+                            request -= 1;
+                            sink.event(Event::Notice {
+                                text: format!(
+                                    "the request ({prompt} tokens) did not fit the model's \
+                                     window of {window}; {done}; sending it again"
+                                ),
+                            });
+                            continue;
+                        }
                     }
-                    continue;
+                    return self.fail(
+                        None,
+                        format!(
+                            "the request ({prompt} tokens) does not fit the model's window of \
+                             {window} tokens, even with the conversation compacted; ask a \
+                             shorter question, or give the model server a larger window"
+                        ),
+                    );
                 }
                 Err(GenerateError { error, partial }) => {
                     return self.fail(partial, error.to_string());
@@ -605,7 +679,19 @@ impl Agent {
             if let Some(u) = generation.usage {
                 usage.add(u);
                 self.usage.add(u);
-                self.learn_ratio(u);
+                if self.prompt_filled_window(u) {
+                    self.compact_next = true;
+                    sink.event(Event::Notice {
+                        text: format!(
+                            "the prompt filled the model's window ({} of {} tokens): the \
+                             server may have cut its start; compacting before the next request",
+                            u.prompt_tokens,
+                            self.engine.window().tokens
+                        ),
+                    });
+                } else {
+                    self.learn_ratio(u);
+                }
             }
             let calls = match &generation.message {
                 Message::Assistant {
@@ -643,6 +729,7 @@ impl Agent {
                 sink: sink.clone(),
                 cancel: cancel.clone(),
                 permissions: self.permissions.clone(),
+                max_output: self.output_budget(),
             };
             for (i, call) in calls.iter().enumerate() {
                 if cancel.is_cancelled() {
@@ -757,7 +844,27 @@ impl Agent {
 
     fn over_threshold(&self) -> bool {
         let estimate = compact::estimate_tokens(self.request_chars(), self.ratio);
-        estimate as f64 > self.config.compact.threshold * self.config.context_window as f64
+        estimate as f64 > self.config.compact.threshold * self.engine.window().tokens as f64
+    }
+
+    /// A smaller window an overflow answer named becomes the one in force,
+    /// for this session and the process's next ones.
+    fn adopt_window(&mut self, told: Option<u64>) {
+        if let Some(tokens) = told.filter(|t| *t > 0 && *t < self.engine.window().tokens) {
+            let window = Window {
+                tokens,
+                source: WindowSource::Overflow,
+            };
+            self.engine = self.engine.with_window(window.clone());
+            self.engine.remember_window(&window);
+        }
+    }
+
+    /// On a server that cuts long prompts silently (Ollama), a reported
+    /// prompt that fills the window was probably cut (decisions.md 29).
+    fn prompt_filled_window(&self, usage: Usage) -> bool {
+        let window = self.engine.window().tokens;
+        self.engine.truncates_silently() && usage.prompt_tokens >= window - window / 20
     }
 
     fn learn_ratio(&mut self, usage: Usage) {
@@ -777,66 +884,90 @@ impl Agent {
         sink: Arc<dyn Sink>,
         cancel: CancellationToken,
     ) -> Result<(), AgentError> {
+        self.settle_window().await;
         let result = self.compact_inner(focus, &sink, &cancel).await;
+        if let Ok(text) = &result {
+            sink.event(Event::Notice { text: text.clone() });
+        }
         self.save(&sink);
-        result.map_err(AgentError::Other)
+        result.map(|_| ()).map_err(AgentError::Other)
     }
 
+    /// Summarise the history but its latest exchanges; the notice line
+    /// that says what was done, or why nothing was. The summary requests
+    /// fit the window in force however long the history is: the older part
+    /// is summarised piece by piece, oldest first, each piece with the
+    /// summary so far, old tool output cut short; each summary is asked to
+    /// be, and is cut to, at most a quarter of the window.
     async fn compact_inner(
         &mut self,
         focus: Option<&str>,
         sink: &Arc<dyn Sink>,
         cancel: &CancellationToken,
-    ) -> Result<(), String> {
+    ) -> Result<String, String> {
         if self.history.is_empty() {
             return Err("nothing to compact yet".into());
         }
-        let keep = self.config.keep_recent_tokens();
+        let window = self.engine.window().tokens;
+        let keep = self.config.keep_recent_tokens(window);
         let cut = compact::cut_index(&self.history, keep, self.ratio);
         if cut == 0 {
             return Err("the conversation is already short".into());
         }
         let instruction = compact::instruction(focus);
-        // The summary request itself must fit: drop the oldest messages
-        // (never splitting a call from its result) until it does.
-        let budget = (self.config.context_window as f64 * 0.9) as u64;
-        let mut from = 0;
-        let fixed = self.system.len() + instruction.len();
-        loop {
-            let chars = fixed
-                + self.history[from..cut]
-                    .iter()
-                    .map(compact::message_chars)
-                    .sum::<usize>();
-            if compact::estimate_tokens(chars, self.ratio) <= budget || from + 1 >= cut {
-                break;
-            }
-            from += 1;
-            while from < cut && matches!(self.history[from], Message::Tool { .. }) {
-                from += 1;
-            }
-        }
-        let mut messages = vec![Message::system(self.system.clone())];
-        messages.extend_from_slice(&self.history[from..cut]);
+        let summary_tokens = (window / 4).clamp(1, self.config.max_tokens);
+        let chars_of = |tokens: u64| -> usize {
+            let per_char = self.ratio.unwrap_or(0.25);
+            (tokens as f64 / per_char) as usize
+        };
+        let summary_chars = chars_of(summary_tokens);
+        // What one request may carry: nine tenths of the window, less the
+        // answer's room.
+        let input = chars_of((window * 9 / 10).saturating_sub(summary_tokens));
+        // The session's own system prompt keeps the server's cached prefix
+        // when it takes a small part of the room; on a small window a
+        // short one leaves the room to the history.
+        let system = if self.system.len() <= input / 10 {
+            self.system.clone()
+        } else {
+            compact::SUMMARY_SYSTEM.to_owned()
+        };
+        let fixed = system.len() + instruction.len() + compact::SUMMARY_SO_FAR.len();
+        let engine = self.engine.with_max_tokens(summary_tokens);
         sink.event(Event::Status {
             text: "Compacting".into(),
         });
-        let summary = self
-            .engine
-            .summarize(&messages, &instruction, cancel)
-            .await
-            .map_err(|e| e.error.to_string())?;
-        let rebuilt = compact::rebuild(&self.history, cut, &summary);
-        let replaced = cut;
-        self.history = rebuilt;
+        let mut summary: Option<String> = None;
+        let mut from = 0;
+        while from < cut {
+            let room = input
+                .saturating_sub(fixed + summary.as_ref().map_or(0, String::len))
+                .max(400);
+            let (to, piece) = compact::next_piece(&self.history, from, cut, room);
+            let mut messages = vec![Message::system(system.clone())];
+            if let Some(so_far) = &summary {
+                messages.push(Message::user(format!(
+                    "{}{so_far}",
+                    compact::SUMMARY_SO_FAR
+                )));
+            }
+            messages.extend(piece);
+            let text = engine
+                .summarize(&messages, &instruction, cancel)
+                .await
+                .map_err(|e| e.error.to_string())?;
+            summary = Some(compact::elide(text.trim(), summary_chars));
+            from = to;
+        }
+        let summary = summary.unwrap_or_default();
+        self.history = compact::rebuild(&self.history, cut, &summary);
         let tokens = compact::estimate_tokens(summary.len(), self.ratio);
         if let Some(session) = self.session.as_mut() {
-            session.record_compaction(replaced, &summary);
+            session.record_compaction(cut, &summary);
         }
-        sink.event(Event::Notice {
-            text: format!("compacted: {replaced} messages → summary of {tokens} tokens"),
-        });
-        Ok(())
+        Ok(format!(
+            "compacted: {cut} messages → summary of {tokens} tokens"
+        ))
     }
 
     fn record_error(&mut self, text: &str) {
@@ -892,6 +1023,14 @@ impl Agent {
         sink.event(Event::Error { text: text.clone() });
         self.not_saved = Some(text);
     }
+}
+
+/// Start asking the server for the model's window, when there is a
+/// runtime to do it in (else the first question asks).
+fn ask_window(engine: &Engine) -> Option<tokio::task::JoinHandle<Window>> {
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    let engine = engine.clone();
+    Some(runtime.spawn(async move { engine.discover_window().await }))
 }
 
 /// Every key value mm holds or may switch to with `/model`: the engine's,

@@ -10,6 +10,15 @@ use mm_engine::Message;
 pub const SUMMARY_PREFIX: &str =
     "[summary of earlier work in this session, written to save context]\n";
 
+/// The system prompt of a summary request when the session's own would
+/// not leave room in the window.
+pub const SUMMARY_SYSTEM: &str =
+    "You summarise a coding session between a user and an assistant that uses tools.";
+
+/// Put before the summary of the older part when the next part is
+/// summarised with it.
+pub const SUMMARY_SO_FAR: &str = "[summary of the work before the messages below]\n";
+
 /// Put before the question a summary carries when the kept tail lacks it.
 const QUESTION_HEADER: &str = "\n\nThe question being worked on:\n";
 
@@ -58,6 +67,74 @@ pub fn estimate_tokens(chars: usize, tokens_per_char: Option<f64>) -> u64 {
     match tokens_per_char {
         Some(r) if r.is_finite() && r > 0.0 => (chars as f64 * r).ceil() as u64,
         _ => chars.div_ceil(4) as u64,
+    }
+}
+
+/// `text` cut to at most `max` characters, keeping its head and tail
+/// around a line that says how much was left out (old tool output in a
+/// summary request, a summary longer than its share of the window).
+pub fn elide(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_owned();
+    }
+    let marker = |n: usize| format!("\n[… {n} characters left out …]\n");
+    let room = max.saturating_sub(marker(total).chars().count());
+    let head = room / 2;
+    let tail = room - head;
+    let mut out: String = text.chars().take(head).collect();
+    out.push_str(&marker(total - head - tail));
+    out.extend(text.chars().skip(total - tail));
+    out
+}
+
+/// The next piece of `history[from..to]` for one summary request: the
+/// messages from `from` whose characters fit `budget`, each tool result
+/// and each message cut to a share of it, and the index after the last
+/// one taken. At least one message is taken, so the summary always moves
+/// forward.
+pub fn next_piece(
+    history: &[Message],
+    from: usize,
+    to: usize,
+    budget: usize,
+) -> (usize, Vec<Message>) {
+    // Old tool output is what fills a window: a result keeps at most a
+    // quarter of the piece.
+    let tool_share = (budget / 4).max(200);
+    let mut used = 0;
+    let mut piece = Vec::new();
+    let mut at = from;
+    while at < to {
+        let remaining = budget.saturating_sub(used);
+        let mut m = history[at].clone();
+        let limit = match &m {
+            Message::Tool { .. } => tool_share,
+            _ => budget,
+        };
+        shorten(&mut m, limit);
+        if message_chars(&m) > remaining {
+            // Too long for what is left: shortened to it when that still
+            // keeps half a piece, else it opens the next piece.
+            if !piece.is_empty() && remaining < budget / 2 {
+                break;
+            }
+            shorten(&mut m, remaining.saturating_sub(16).max(200));
+        }
+        used += message_chars(&m);
+        piece.push(m);
+        at += 1;
+    }
+    (at, piece)
+}
+
+/// `message`'s text (its content, or a tool's result) cut to `max`.
+fn shorten(message: &mut Message, max: usize) {
+    match message {
+        Message::Tool { content, .. }
+        | Message::User { content }
+        | Message::System { content }
+        | Message::Assistant { content, .. } => *content = elide(content, max),
     }
 }
 
@@ -180,6 +257,42 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn elide_keeps_head_and_tail_within_the_limit() {
+        let text: String = (0..500)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let cut = elide(&text, 100);
+        assert!(cut.chars().count() <= 100, "{}", cut.chars().count());
+        assert!(cut.starts_with("abc"));
+        assert!(cut.ends_with(&text[text.len() - 10..]));
+        assert!(cut.contains("characters left out"));
+        assert_eq!(elide("short", 100), "short");
+    }
+
+    #[test]
+    fn pieces_cover_the_history_in_order_and_fit() {
+        let mut history = Vec::new();
+        for i in 0..40 {
+            history.push(Message::user(format!("question {i} {}", "x".repeat(300))));
+            history.push(call(&format!("c{i}")));
+            history.push(Message::tool(format!("c{i}"), "bash", "y".repeat(5000)));
+        }
+        let budget = 2000;
+        let mut from = 0;
+        let mut pieces = 0;
+        while from < history.len() {
+            let (to, piece) = next_piece(&history, from, history.len(), budget);
+            assert!(to > from);
+            assert_eq!(piece.len(), to - from);
+            let chars: usize = piece.iter().map(message_chars).sum();
+            assert!(chars <= budget || piece.len() == 1, "{chars}");
+            from = to;
+            pieces += 1;
+        }
+        assert!(pieces > 10, "{pieces}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mm_config::{Config, ConfigError};
+use mm_config::{Config, ConfigError, Loaded, WindowInForce};
 
 use crate::{Agent, AgentError, PermissionSource, commands};
 
@@ -58,4 +58,42 @@ pub fn agent(
         None => None,
     };
     Ok((agent, resumed))
+}
+
+/// What `--print-config` prints: every setting and where it came from,
+/// with `contextWindow: auto` resolved by asking the server (within
+/// [`mm_engine::DISCOVERY_BOUND`]). The same on every binary.
+pub fn config_text(loaded: &Loaded) -> String {
+    let window = match loaded.config.context_window.fixed() {
+        Some(_) => None,
+        None => window_in_force(&loaded.config),
+    };
+    let mut text = loaded.print_with(window.as_ref());
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// The window `auto` stands for now, asked on a thread of its own so that
+/// a caller inside or outside a runtime can wait for it.
+fn window_in_force(config: &Config) -> Option<WindowInForce> {
+    let engine = mm_engine::Engine::new(config).ok()?;
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok()?;
+                let w = runtime.block_on(engine.discover_window());
+                Some(WindowInForce {
+                    tokens: w.tokens,
+                    source: w.source.to_string(),
+                })
+            })
+            .join()
+            .ok()
+            .flatten()
+    })
 }

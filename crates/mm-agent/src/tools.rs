@@ -34,20 +34,16 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
         }
         tools.push(Box::new(Bash::new(BashSettings {
             timeout: std::time::Duration::from_secs(config.bash_timeout),
-            max_output: config.max_output,
             secrets_env: strip,
             secrets: secrets.to_vec(),
         })));
     }
     if config.edit_tools {
-        tools.push(Box::new(
-            ReadFile::new(config.max_output).with_secrets(secrets),
-        ));
+        tools.push(Box::new(ReadFile::new().with_secrets(secrets)));
         tools.push(Box::new(WriteFile::new()));
         tools.push(Box::new(EditFile::new()));
     }
-    if let Some(skill) = ReadSkill::new(config.skills_dir.clone(), config.max_output)
-        .map(|s| s.with_secrets(secrets))
+    if let Some(skill) = ReadSkill::new(config.skills_dir.clone()).map(|s| s.with_secrets(secrets))
     {
         tools.push(Box::new(skill));
     }
@@ -59,7 +55,6 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
     let toolbox = Toolbox::new(
         tools,
         ToolboxSettings {
-            max_output: config.max_output,
             preview_lines: config.preview_lines,
             secrets: secrets.to_vec(),
         },

@@ -112,8 +112,11 @@ async fn compaction_runs_by_itself_past_the_threshold() {
     .await
     .unwrap();
     let mut cfg = config(&mock.url(), dir.path());
-    cfg.context_window = 2000;
-    cfg.compact.threshold = 0.8;
+    // The old answer must fit a summary request whole (a request keeps a
+    // quarter of the window for the summary), and the next request must
+    // pass the threshold.
+    cfg.context_window = mm_config::ContextWindow::Tokens(3000);
+    cfg.compact.threshold = 0.5;
     let mut agent = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
     assert_eq!(
         ask(&mut agent, "write a lot").await.0.outcome,

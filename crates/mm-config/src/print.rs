@@ -6,15 +6,29 @@
 use crate::load::Loaded;
 use crate::settings::Config;
 
+/// The window in force under `contextWindow: auto`, and where it came
+/// from (`server /props`, `known model`...), for `--print-config`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowInForce {
+    pub tokens: u64,
+    pub source: String,
+}
+
 impl Loaded {
     /// One line per key, aligned: `compact.threshold  = 0.8  # default`.
     pub fn print(&self) -> String {
+        self.print_with(None)
+    }
+
+    /// [`Loaded::print`] with the window `contextWindow: auto` resolved to,
+    /// shown beside `auto` (the value of the settings' own making).
+    pub fn print_with(&self, window: Option<&WindowInForce>) -> String {
         let rows: Vec<(&str, String, String)> = self
             .origins()
             .map(|(key, origin)| {
                 (
                     key,
-                    value_text(&self.config, key, self.api_key_set()),
+                    value_text(&self.config, key, self.api_key_set(), window),
                     origin.to_string(),
                 )
             })
@@ -28,7 +42,7 @@ impl Loaded {
     }
 }
 
-fn value_text(c: &Config, key: &str, key_set: bool) -> String {
+fn value_text(c: &Config, key: &str, key_set: bool, window: Option<&WindowInForce>) -> String {
     let list = |items: &[String]| {
         if items.is_empty() {
             "(none)".to_owned()
@@ -46,7 +60,11 @@ fn value_text(c: &Config, key: &str, key_set: bool) -> String {
             Some(var) => format!("{var} ({})", if key_set { "set" } else { "not set" }),
             None => "(none: this provider takes no key)".to_owned(),
         },
-        "contextWindow" => c.context_window.to_string(),
+        "contextWindow" => match (c.context_window.fixed(), window) {
+            (Some(n), _) => n.to_string(),
+            (None, Some(w)) => format!("auto: {} ({})", w.tokens, w.source),
+            (None, None) => "auto".to_owned(),
+        },
         "maxTokens" => c.max_tokens.to_string(),
         "thinking" => c.thinking.to_string(),
         "showThinking" => c.show_thinking.to_string(),
@@ -74,7 +92,12 @@ fn value_text(c: &Config, key: &str, key_set: bool) -> String {
         "checkpoints.dir" => c.checkpoints.dir.display().to_string(),
         "compact.threshold" => c.compact.threshold.to_string(),
         "compact.keepRecent" => {
-            let used = c.keep_recent_tokens();
+            let in_force = c
+                .context_window
+                .fixed()
+                .or(window.map(|w| w.tokens))
+                .unwrap_or(crate::settings::FALLBACK_WINDOW);
+            let used = c.keep_recent_tokens(in_force);
             if used < c.compact.keep_recent {
                 format!(
                     "{} (capped at {used}, a quarter of contextWindow)",

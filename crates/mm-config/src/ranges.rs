@@ -27,7 +27,7 @@ pub const RANGES: &[Range] = &[
         key: "contextWindow",
         min: 1,
         max: 100_000_000,
-        get: |c| Some(c.context_window),
+        get: |c| c.context_window.fixed(),
     },
     Range {
         key: "maxTokens",

@@ -22,7 +22,10 @@ pub struct Config {
     pub base_url: Option<String>,
     /// Name of the variable holding the key; `None` = the provider's default.
     pub api_key_env: Option<String>,
-    pub context_window: u64,
+    /// The model's window in tokens, or `auto`: the window the server
+    /// reports (the agent asks it), else the model's known one, else
+    /// [`FALLBACK_WINDOW`]. A number wins over what the server says.
+    pub context_window: ContextWindow,
     pub max_tokens: u64,
     pub thinking: Thinking,
     pub show_thinking: bool,
@@ -394,7 +397,7 @@ impl Config {
             model: "ollama/qwen3:8b".to_owned(),
             base_url: None,
             api_key_env: None,
-            context_window: 32768,
+            context_window: ContextWindow::Auto,
             max_tokens: 8192,
             thinking: Thinking::Off,
             show_thinking: true,
@@ -443,11 +446,11 @@ impl Config {
         }
     }
 
-    /// `compact.keepRecent` capped at a quarter of `contextWindow`
-    /// (decisions.md 23). The stored value stays as the user wrote it, so
-    /// `--print-config` shows what was configured.
-    pub fn keep_recent_tokens(&self) -> u64 {
-        self.compact.keep_recent.min(self.context_window / 4)
+    /// `compact.keepRecent` capped at a quarter of `window`, the window
+    /// in force (decisions 23 and 28). The stored value stays as the user
+    /// wrote it, so `--print-config` shows what was configured.
+    pub fn keep_recent_tokens(&self, window: u64) -> u64 {
+        self.compact.keep_recent.min(window / 4)
     }
 
     /// The `PROVIDER` part of `model` (`ollama` in `ollama/qwen3:8b`).
@@ -661,6 +664,75 @@ named_enum!(PermissionSetting);
 named_enum!(SandboxSetting);
 named_enum!(McpLazy);
 named_enum!(TextToolCalls);
+
+/// The window used when neither the settings, the server nor the table
+/// of known models gives one.
+pub const FALLBACK_WINDOW: u64 = 32768;
+
+/// `contextWindow`: `auto` or a number of tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextWindow {
+    /// Ask the server (decisions.md 28).
+    Auto,
+    /// This many tokens, whatever the server says.
+    Tokens(u64),
+}
+
+impl ContextWindow {
+    /// The number the user set, if any.
+    pub fn fixed(self) -> Option<u64> {
+        match self {
+            ContextWindow::Auto => None,
+            ContextWindow::Tokens(n) => Some(n),
+        }
+    }
+}
+
+impl fmt::Display for ContextWindow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ContextWindow::Auto => f.write_str("auto"),
+            ContextWindow::Tokens(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl Serialize for ContextWindow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ContextWindow::Auto => s.serialize_str("auto"),
+            ContextWindow::Tokens(n) => s.serialize_u64(*n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ContextWindow {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct WindowVisitor;
+        impl Visitor<'_> for WindowVisitor {
+            type Value = ContextWindow;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number of tokens or auto")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ContextWindow, E> {
+                Ok(ContextWindow::Tokens(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ContextWindow, E> {
+                u64::try_from(v)
+                    .map(ContextWindow::Tokens)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ContextWindow, E> {
+                if v == "auto" {
+                    Ok(ContextWindow::Auto)
+                } else {
+                    Err(E::invalid_value(de::Unexpected::Str(v), &self))
+                }
+            }
+        }
+        d.deserialize_any(WindowVisitor)
+    }
+}
 
 /// `instructions: AGENTS.md` and `instructions: [A.md, B.md]` both work.
 fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {

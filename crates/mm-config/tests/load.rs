@@ -7,8 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use mm_config::{
-    BaseDirs, Config, ConfigError, LspServer, Origin, Overrides, PermissionSetting, Sources,
-    TextToolCalls, Thinking, load,
+    BaseDirs, Config, ConfigError, ContextWindow, LspServer, Origin, Overrides, PermissionSetting,
+    Sources, TextToolCalls, Thinking, load,
 };
 use tempfile::TempDir;
 
@@ -99,7 +99,7 @@ fn without_files_every_value_is_the_default() {
     assert_eq!(c.model, "ollama/qwen3:8b");
     assert_eq!(c.base_url, None);
     assert_eq!(c.api_key_env, None);
-    assert_eq!(c.context_window, 32768);
+    assert_eq!(c.context_window, ContextWindow::Auto);
     assert_eq!(c.max_tokens, 8192);
     assert_eq!(c.thinking, Thinking::Off);
     assert!(c.show_thinking);
@@ -557,9 +557,47 @@ fn keep_recent_is_capped_at_a_quarter_of_the_window() {
     w.write_user("contextWindow: 8000\n");
     let c = w.load().config;
     assert_eq!(c.compact.keep_recent, 4000);
-    assert_eq!(c.keep_recent_tokens(), 2000);
+    assert_eq!(c.keep_recent_tokens(8000), 2000);
     w.write_user("contextWindow: 100000\ncompact: {keepRecent: 3000}\n");
-    assert_eq!(w.load().config.keep_recent_tokens(), 3000);
+    assert_eq!(w.load().config.keep_recent_tokens(100000), 3000);
+}
+
+#[test]
+fn context_window_is_auto_or_a_number() {
+    let w = World::new();
+    w.write_user("contextWindow: auto\n");
+    assert_eq!(w.load().config.context_window, ContextWindow::Auto);
+    let printed = w.load().print();
+    assert!(
+        line(&printed, "contextWindow").starts_with("contextWindow       = auto  # user file"),
+        "{printed}"
+    );
+    // What the server said, shown beside `auto`; keepRecent's cap follows.
+    let resolved = mm_config::WindowInForce {
+        tokens: 1024,
+        source: "server /props".into(),
+    };
+    let printed = w.load().print_with(Some(&resolved));
+    assert!(
+        line(&printed, "contextWindow")
+            .starts_with("contextWindow       = auto: 1024 (server /props)  # user file"),
+        "{printed}"
+    );
+    assert_eq!(
+        line(&printed, "compact.keepRecent"),
+        "compact.keepRecent  = 4000 (capped at 256, a quarter of contextWindow)  # default"
+    );
+    // A project file may set it, to a number or back to auto.
+    w.write_project("contextWindow: 4096\n");
+    assert_eq!(w.load().config.context_window, ContextWindow::Tokens(4096));
+    let p = w.write_user("contextWindow: big\n");
+    w.write_project("");
+    let e = w.error();
+    assert!(
+        e.starts_with(&format!("{}: contextWindow", p.display())),
+        "{e}"
+    );
+    assert!(e.contains("a number of tokens or auto"), "{e}");
 }
 
 #[test]
@@ -943,7 +981,7 @@ fn every_allowed_project_key_is_accepted() {
     );
     let c = w.load().config;
     assert_eq!(c.model, "openai/gpt-5");
-    assert_eq!(c.context_window, 1000);
+    assert_eq!(c.context_window, ContextWindow::Tokens(1000));
     assert_eq!(c.max_tokens, 10);
     assert_eq!(c.thinking, Thinking::Medium);
     assert!(!c.show_thinking);

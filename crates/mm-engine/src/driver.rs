@@ -196,11 +196,11 @@ fn cancelled(message: Message, usage: Option<crate::types::Usage>) -> Generation
 impl Inner {
     /// The address for error lines: credentials in the user part and the
     /// query string masked (decisions.md 2).
-    fn url_for_errors(&self) -> String {
+    pub(crate) fn url_for_errors(&self) -> String {
         mm_config::mask_url(&self.base_url)
     }
 
-    fn send_error(&self, e: reqwest::Error) -> EngineError {
+    pub(crate) fn send_error(&self, e: reqwest::Error) -> EngineError {
         if e.is_connect() {
             EngineError::Unreachable {
                 provider: self.spec.name.to_owned(),
@@ -256,23 +256,28 @@ impl Inner {
         }
     }
 
-    /// The message of an error response, bounded by the watchdog.
-    async fn error_body(&self, resp: reqwest::Response) -> String {
+    /// The error an error response means, its body read within the
+    /// watchdog: an overflow, or the status and the body's message.
+    pub(crate) async fn error_of(&self, resp: reqwest::Response) -> EngineError {
         let status = resp.status();
         let body = tokio::time::timeout(self.watchdog, resp.bytes())
             .await
             .ok()
             .and_then(Result::ok)
             .unwrap_or_default();
-        if let Some(m) = self.provider.error_message(&body) {
-            return one_line(&m, 1000);
-        }
-        let text = one_line(&String::from_utf8_lossy(&body), 1000);
-        if text.is_empty() {
-            status.canonical_reason().unwrap_or("no message").to_owned()
-        } else {
-            text
-        }
+        let json = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
+        let message = match self.provider.error_message(&body) {
+            Some(m) => one_line(&m, 1000),
+            None => {
+                let text = one_line(&String::from_utf8_lossy(&body), 1000);
+                if text.is_empty() {
+                    status.canonical_reason().unwrap_or("no message").to_owned()
+                } else {
+                    text
+                }
+            }
+        };
+        server_error(status.as_u16(), message, &json)
     }
 
     async fn stream_once(
@@ -298,10 +303,8 @@ impl Inner {
         }
         if !status.is_success() {
             let wait = retry_after(&resp);
-            let code = status.as_u16();
-            let message = self.error_body(resp).await;
-            let error = server_error(code, message);
-            if code == 429 || status.is_server_error() {
+            let error = self.error_of(resp).await;
+            if status.as_u16() == 429 || status.is_server_error() {
                 return Attempt::Retry { wait, error };
             }
             return Attempt::Failed(error.into());
@@ -470,8 +473,7 @@ impl Inner {
                 return Err(self.redirect_error(&resp));
             }
             if !status.is_success() {
-                let message = self.error_body(resp).await;
-                return Err(server_error(status.as_u16(), message));
+                return Err(self.error_of(resp).await);
             }
             resp.bytes().await.map_err(|e| {
                 EngineError::Stream(format!(

@@ -9,6 +9,7 @@ use mm_config::Config;
 use crate::error::EngineError;
 use crate::providers::{self, ProviderSettings, ProviderSpec};
 use crate::types::{Message, Usage};
+use crate::window::{Window, WindowSource};
 use crate::wire::Provider;
 
 /// The result of one model request.
@@ -42,8 +43,10 @@ pub(crate) struct Inner {
     /// `maxRetryWait`: the longest `Retry-After` honoured.
     pub max_retry_wait: Duration,
     /// What the provider was built from (kept to build it again with a
-    /// session's cache key).
+    /// session's cache key or the window the server reported).
     pub settings: ProviderSettings,
+    /// The window in force (`settings.context_window` is its size).
+    pub window: Window,
 }
 
 impl std::fmt::Debug for Engine {
@@ -57,6 +60,23 @@ impl std::fmt::Debug for Engine {
             .field("retries", &self.inner.retries)
             .finish()
     }
+}
+
+/// Whether `url` names this machine: `localhost`, 127.0.0.0/8 or `::1`.
+pub(crate) fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
+        return true;
+    }
+    host.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// rustls needs a process-wide crypto provider before the first client;
@@ -134,7 +154,11 @@ impl Engine {
                 let found = candidates
                     .iter()
                     .find_map(|v| env(v).filter(|k| !k.is_empty()));
-                match (found, spec.key_required) {
+                // A server on this machine (llama-server's Anthropic
+                // endpoint, a local proxy) takes requests without a key
+                // (decisions.md 30).
+                let required = spec.key_required && !is_loopback(&base_url);
+                match (found, required) {
                     (Some(k), _) => Some(k),
                     (None, true) => {
                         return Err(EngineError::MissingKey {
@@ -162,12 +186,12 @@ impl Engine {
                 detail: format!("cannot set up the HTTP client: {e}"),
             })?;
 
-        let settings = ProviderSettings {
+        let mut settings = ProviderSettings {
             model: model.to_owned(),
             base_url: base_url.clone(),
             key: key.clone(),
             max_tokens: cfg.max_tokens,
-            context_window: cfg.context_window,
+            context_window: 0,
             thinking: cfg.thinking,
             cache_control: cfg.cache_control,
             cache_key: None,
@@ -178,10 +202,18 @@ impl Engine {
         } else {
             Duration::from_secs(cfg.watchdog)
         };
+        // The window before the server is asked: the provider's own table
+        // needs a built provider to read it.
+        let window = Window::initial(
+            cfg.context_window.fixed(),
+            (spec.build)(settings.clone()).known_window(),
+        );
+        settings.context_window = window.tokens;
         Ok(Engine {
             inner: Arc::new(Inner {
                 spec,
                 provider: (spec.build)(settings.clone()),
+                window,
                 model: model.to_owned(),
                 base_url,
                 key,
@@ -206,10 +238,37 @@ impl Engine {
         let mut settings = i.settings.clone();
         settings.cache_key =
             (i.spec.prompt_cache_key && settings.cache_control).then(|| key.to_owned());
+        self.rebuilt(settings, i.window.clone())
+    }
+
+    /// This engine with `window` in force: requests that carry the window
+    /// (Ollama's `num_ctx`) carry this one. A number in the settings is
+    /// never replaced.
+    pub fn with_window(&self, window: Window) -> Engine {
+        let i = &self.inner;
+        if i.window.source == WindowSource::Setting || i.window == window {
+            return self.clone();
+        }
+        let mut settings = i.settings.clone();
+        settings.context_window = window.tokens;
+        self.rebuilt(settings, window)
+    }
+
+    /// This engine asking for answers of at most `tokens` (a summary must
+    /// leave room in a small window).
+    pub fn with_max_tokens(&self, tokens: u64) -> Engine {
+        let mut settings = self.inner.settings.clone();
+        settings.max_tokens = tokens.max(1);
+        self.rebuilt(settings, self.inner.window.clone())
+    }
+
+    fn rebuilt(&self, settings: ProviderSettings, window: Window) -> Engine {
+        let i = &self.inner;
         Engine {
             inner: Arc::new(Inner {
                 spec: i.spec,
                 provider: (i.spec.build)(settings.clone()),
+                window,
                 model: i.model.clone(),
                 base_url: i.base_url.clone(),
                 key: i.key.clone(),
@@ -245,8 +304,45 @@ impl Engine {
         self.inner.key.iter().cloned().collect()
     }
 
+    /// Whether the server cuts an overlong prompt without an error
+    /// (Ollama): the agent then watches the reported prompt size.
+    pub fn truncates_silently(&self) -> bool {
+        self.inner.spec.truncates_silently
+    }
+
     /// The watchdog period in force.
     pub fn watchdog(&self) -> Duration {
         self.inner.watchdog
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_addresses() {
+        for url in [
+            "http://localhost:8080",
+            "http://LOCALHOST/v1",
+            "http://127.0.0.1:8080/v1",
+            "http://127.1.2.3",
+            "https://[::1]:8443/v1",
+            "http://user:pw@127.0.0.1:1/",
+            "http://app.localhost:3000",
+        ] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in [
+            "https://api.anthropic.com",
+            "http://10.0.0.2:8080",
+            "http://localhost.example.com",
+            "http://127.0.0.1.example.com",
+            "http://[::2]:1",
+            "http://evil.com/?x=localhost",
+            "http://localhost@evil.com",
+        ] {
+            assert!(!is_loopback(url), "{url}");
+        }
     }
 }

@@ -1,6 +1,9 @@
 //! Engine errors. Every `Display` is one line a user can act on, and none
 //! ever contains a key (decisions.md 2).
 
+use serde_json::Value;
+
+use crate::overflow::Overflow;
 use crate::types::Message;
 
 /// How to point mm at another model or server; appended to the lines about
@@ -49,9 +52,14 @@ pub enum EngineError {
     #[error("the model server answered {status}: {message}")]
     Status { status: u16, message: String },
     /// The server said the request is longer than the model's context; the
-    /// agent compacts the history and retries.
+    /// agent compacts the history and retries. `window` and `prompt` are
+    /// the sizes in tokens where the answer gave them.
     #[error("the request is too long for the model's context: {message}")]
-    ContextLength { message: String },
+    ContextLength {
+        message: String,
+        window: Option<u64>,
+        prompt: Option<u64>,
+    },
     /// The watchdog cut the stream and the non-streaming retry failed too.
     #[error(
         "the {provider} stream sent nothing for {seconds}s; the retry without streaming failed too: {detail}"
@@ -113,6 +121,8 @@ const CONTEXT_PHRASES: &[&str] = &[
     "input is too long",
     "exceeds the context",
     "maximum number of tokens",
+    "context size",
+    "context limit",
 ];
 
 /// True when an error message says the context is too long.
@@ -121,24 +131,42 @@ pub fn is_context_length(message: &str) -> bool {
     CONTEXT_PHRASES.iter().any(|p| lower.contains(p))
 }
 
-/// Map a server error (a status or an error inside a stream) to an error.
-pub(crate) fn server_error(status: u16, message: String) -> EngineError {
-    if (400..500).contains(&status) && is_context_length(&message) {
-        EngineError::ContextLength { message }
+/// Map an error answer to an error: an overflow (recognised from the
+/// body's structure, [`crate::overflow`]) or the status and message.
+/// `body` is the answer's JSON (`Null` when it was not JSON).
+pub(crate) fn server_error(status: u16, message: String, body: &Value) -> EngineError {
+    let overflow = if body.is_null() {
+        is_context_length(&message).then(Overflow::default)
     } else {
-        EngineError::Status { status, message }
+        crate::overflow::detect(body)
+    };
+    match overflow {
+        Some(o) if (400..500).contains(&status) || status == 200 => EngineError::ContextLength {
+            message,
+            window: o.window,
+            prompt: o.prompt,
+        },
+        _ => EngineError::Status { status, message },
     }
 }
 
-/// An error event inside a 200 stream: a context-length complaint or a
-/// stream error naming the provider.
-pub(crate) fn stream_server_error(provider: &str, message: String) -> EngineError {
-    if is_context_length(&message) {
-        EngineError::ContextLength { message }
-    } else {
-        EngineError::Stream(format!(
+/// An error event inside a 200 stream (`error` is its error object or
+/// string): an overflow, or a stream error naming the provider.
+pub(crate) fn stream_server_error(provider: &str, error: &Value) -> EngineError {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .or_else(|| error.as_str())
+        .map_or_else(|| error.to_string(), str::to_owned);
+    match crate::overflow::detect(error) {
+        Some(o) => EngineError::ContextLength {
+            message,
+            window: o.window,
+            prompt: o.prompt,
+        },
+        None => EngineError::Stream(format!(
             "{provider} reported an error mid-stream: {message}"
-        ))
+        )),
     }
 }
 
@@ -174,13 +202,15 @@ mod tests {
         assert!(is_context_length("Too many tokens in request"));
         assert!(!is_context_length("invalid model name"));
         assert_eq!(
-            server_error(400, "maximum context length exceeded".into()),
+            server_error(400, "maximum context length exceeded".into(), &Value::Null),
             EngineError::ContextLength {
-                message: "maximum context length exceeded".into()
+                message: "maximum context length exceeded".into(),
+                window: None,
+                prompt: None,
             }
         );
         assert_eq!(
-            server_error(500, "context length".into()),
+            server_error(500, "context length".into(), &Value::Null),
             EngineError::Status {
                 status: 500,
                 message: "context length".into()

@@ -17,11 +17,13 @@ mod error;
 mod frames;
 #[doc(hidden)]
 pub mod fuzzing;
+mod overflow;
 mod providers;
 pub mod runaway;
 mod textcalls;
 mod think;
 pub mod types;
+mod window;
 mod wire;
 
 #[cfg(test)]
@@ -30,8 +32,11 @@ mod fixture_tests;
 pub use driver::STALL_NOTICE;
 pub use engine::{Engine, Generation};
 pub use error::{EngineError, GenerateError, HOW_TO_CHANGE, is_context_length};
+pub use overflow::Overflow;
 pub use tokio_util::sync::CancellationToken;
 pub use types::*;
+pub use window::{DISCOVERY_BOUND, Window, WindowSource};
+pub use wire::ModelEntry;
 
 /// A fresh prompt-cache key for a new session (random, no user data):
 /// see [`Engine::with_cache_key`].

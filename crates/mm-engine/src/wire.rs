@@ -84,6 +84,29 @@ pub struct WireRequest {
     pub body: Vec<u8>,
 }
 
+/// A question put to the server beside the chat endpoint: what window
+/// the model has, which models there are. The driver sends it; `read`
+/// takes the answer's JSON and the configured model name.
+#[derive(Debug, Clone)]
+pub struct Probe<T> {
+    /// What `--print-config` names as the source: `/props`.
+    pub label: &'static str,
+    pub url: String,
+    pub headers: Vec<(&'static str, String)>,
+    /// `Some`: a POST with this JSON body; `None`: a GET.
+    pub body: Option<Vec<u8>>,
+    pub read: fn(&serde_json::Value, &str) -> Option<T>,
+}
+
+/// One model a server offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelEntry {
+    /// The name to put after `PROVIDER/`.
+    pub id: String,
+    /// Its window, where the list says.
+    pub window: Option<u64>,
+}
+
 /// One provider's wire format.
 pub trait Provider: Send + Sync + std::fmt::Debug {
     fn framing(&self) -> Framing;
@@ -110,6 +133,63 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn partial_call<'a>(&self, _partial: &'a str) -> Option<(&'a str, &'a str)> {
         None
     }
+    /// Questions that may tell the configured model's window, asked in
+    /// order until one answers.
+    fn window_probes(&self) -> Vec<Probe<u64>> {
+        Vec::new()
+    }
+    /// The window this provider's model is known to have when its server
+    /// does not say (hosted models).
+    fn known_window(&self) -> Option<u64> {
+        None
+    }
+    /// The question that lists the server's models.
+    fn models_probe(&self) -> Option<Probe<Vec<ModelEntry>>> {
+        None
+    }
+}
+
+/// A number in a JSON value, given as a number or as digits in a string
+/// (LM Studio, some proxies); zero counts as not given.
+pub(crate) fn positive(v: Option<&serde_json::Value>) -> Option<u64> {
+    let v = v?;
+    v.as_u64()
+        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+        .filter(|n| *n > 0)
+}
+
+/// The window of the first row whose prefix `model` starts with.
+pub(crate) fn known_by_prefix(table: &[(&str, u64)], model: &str) -> Option<u64> {
+    table
+        .iter()
+        .find(|(prefix, _)| model.starts_with(prefix))
+        .map(|(_, w)| *w)
+}
+
+/// `text` made safe for a URL's path segment or query value.
+pub(crate) fn url_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The entry of a `data` list of models (OpenAI's shape, followed by
+/// vLLM, llama.cpp, LM Studio and OpenRouter) that is `model`: by id,
+/// else the only one (a single-model server answers to any name).
+pub(crate) fn model_in_list<'v>(
+    answer: &'v serde_json::Value,
+    model: &str,
+) -> Option<&'v serde_json::Value> {
+    let list = answer.get("data")?.as_array()?;
+    list.iter()
+        .find(|m| m.get("id").and_then(serde_json::Value::as_str) == Some(model))
+        .or_else(|| (list.len() == 1).then(|| &list[0]))
 }
 
 /// The value text after the last `"key":` in a partial JSON text, and the

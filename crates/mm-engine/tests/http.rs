@@ -653,7 +653,9 @@ async fn client_errors(p: &str) {
     assert_eq!(
         r.unwrap_err().error,
         EngineError::ContextLength {
-            message: "This model's maximum context length is 8192 tokens".into()
+            message: "This model's maximum context length is 8192 tokens".into(),
+            window: Some(8192),
+            prompt: None,
         }
     );
     assert_eq!(server.requests().len(), 2);

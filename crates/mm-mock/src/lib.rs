@@ -20,4 +20,4 @@ mod server;
 pub use demo::demo_script;
 pub use offline::render_body;
 pub use script::*;
-pub use server::{MockServer, Options};
+pub use server::{MockServer, Options, Route, mock_tokens};

@@ -11,6 +11,12 @@ pub enum Reply {
     /// A normal answer, streamed (or sent whole when the request does not
     /// stream), made of steps.
     Stream { steps: Vec<Step> },
+    /// An answer of exactly this status and JSON body (a server's recorded
+    /// error answer, say).
+    Body {
+        status: u16,
+        body: serde_json::Value,
+    },
     /// An HTTP error: status, optional `Retry-After` seconds, body message.
     Status {
         status: u16,

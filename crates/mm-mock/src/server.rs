@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::render::{self, Ctx, OpenGuard, Out, Whole};
-use crate::script::{Recorded, Reply};
+use crate::script::{Recorded, Reply, Step};
 use crate::{anthropic, gemini, ollama, openai};
 
 /// The largest request body read (bigger bodies are recorded as `Null`).
@@ -30,11 +30,62 @@ pub struct Options {
     pub port: u16,
     /// Play the script again from the start whenever it runs out.
     pub repeat: bool,
+    /// Fixed answers to requests other than the chat endpoints (a model
+    /// list, `/props`), matched by method and path without the query.
+    pub routes: Vec<Route>,
+    /// Behave like a server with this context window, in tokens (the
+    /// mock counts a request's body bytes / 4): it reports the window at
+    /// each wire's discovery endpoint, and a chat request longer than it
+    /// gets that wire's "too long" answer without using a reply, except on
+    /// the Ollama wire, which cuts the prompt silently as Ollama does and
+    /// reports the window as the prompt's size.
+    pub window: Option<u64>,
+}
+
+/// A fixed answer to one method and path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    /// `GET`, `POST`...
+    pub method: String,
+    /// The path without the query string.
+    pub path: String,
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Route {
+    /// `GET path` answered 200 with `body`.
+    pub fn get(path: impl Into<String>, body: Value) -> Route {
+        Route {
+            method: "GET".into(),
+            path: path.into(),
+            status: 200,
+            body,
+        }
+    }
+
+    /// `POST path` answered 200 with `body`.
+    pub fn post(path: impl Into<String>, body: Value) -> Route {
+        Route {
+            method: "POST".into(),
+            path: path.into(),
+            status: 200,
+            body,
+        }
+    }
+}
+
+/// The mock's token count of a request body: bytes / 4.
+pub fn mock_tokens(body_bytes: usize) -> u64 {
+    body_bytes.div_ceil(4) as u64
 }
 
 struct Script {
     queue: VecDeque<Reply>,
+    /// Every request, in order.
     requests: Vec<Recorded>,
+    /// Which of `requests` reached a chat endpoint.
+    chat: Vec<bool>,
     /// The whole script, kept when it repeats.
     again: Option<Vec<Reply>>,
     played: u64,
@@ -42,6 +93,8 @@ struct Script {
 
 struct Shared {
     script: Mutex<Script>,
+    routes: Vec<Route>,
+    window: Option<u64>,
     cancel: CancellationToken,
     open: Arc<AtomicUsize>,
 }
@@ -84,9 +137,12 @@ impl MockServer {
             script: Mutex::new(Script {
                 queue: script.iter().cloned().collect(),
                 requests: Vec::new(),
+                chat: Vec::new(),
                 again: options.repeat.then_some(script),
                 played: 0,
             }),
+            routes: options.routes,
+            window: options.window,
             cancel: CancellationToken::new(),
             open: Arc::new(AtomicUsize::new(0)),
         });
@@ -121,8 +177,22 @@ impl MockServer {
         s.queue.push_back(reply);
     }
 
-    /// Every request received so far, in order.
+    /// The chat requests received so far (those that reached a wire's
+    /// chat endpoint), in order: what a test of a conversation looks at.
     pub fn requests(&self) -> Vec<Recorded> {
+        let s = self.shared.lock();
+        s.requests
+            .iter()
+            .zip(&s.chat)
+            .filter(|(_, chat)| **chat)
+            .map(|(r, _)| r.clone())
+            .collect()
+    }
+
+    /// Every request received so far, in order, the questions a client
+    /// asks beside the chat (a model list, `/props`) and unknown ones
+    /// included.
+    pub fn all_requests(&self) -> Vec<Recorded> {
         self.shared.lock().requests.clone()
     }
 
@@ -195,6 +265,30 @@ impl Wire {
         })
     }
 
+    /// This wire's answer to a prompt of `n` tokens over window `w`, as
+    /// the server it stands for words it (the OpenAI wire as llama.cpp).
+    fn too_long(&self, w: u64, n: u64) -> Value {
+        use serde_json::json;
+        match self {
+            Wire::OpenAi | Wire::Ollama => json!({"error": {
+                "code": 400,
+                "message": format!("request ({n} tokens) exceeds the available context size ({w} tokens), try increasing it"),
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": n,
+                "n_ctx": w,
+            }}),
+            Wire::Anthropic => json!({"type": "error", "error": {
+                "type": "invalid_request_error",
+                "message": format!("prompt is too long: {n} tokens > {w} maximum"),
+            }}),
+            Wire::Gemini { .. } => json!({"error": {
+                "code": 400,
+                "message": format!("The input token count ({n}) exceeds the maximum number of tokens allowed ({w})."),
+                "status": "INVALID_ARGUMENT",
+            }}),
+        }
+    }
+
     fn error(&self, status: u16, message: &str) -> Value {
         match self {
             Wire::OpenAi => openai::error(status, message),
@@ -202,6 +296,33 @@ impl Wire {
             Wire::Anthropic => anthropic::error(status, message),
             Wire::Gemini { .. } => gemini::error(status, message),
         }
+    }
+}
+
+/// What a server with window `w` answers at each wire's discovery
+/// endpoint, in that server's shape.
+fn discovery(method: &Method, path: &str, w: u64) -> Option<Value> {
+    use serde_json::json;
+    match (method.as_str(), path) {
+        ("GET", "/props") => Some(json!({
+            "default_generation_settings": {"params": {}, "n_ctx": w},
+            "total_slots": 1,
+            "model_alias": "mock",
+        })),
+        ("POST", "/api/show") => Some(json!({
+            "parameters": "",
+            "model_info": {"general.architecture": "mock", "mock.context_length": w},
+        })),
+        ("GET", p) => {
+            if let Some(model) = p.strip_prefix("/v1beta/models/")
+                && !model.contains(':')
+            {
+                return Some(json!({"name": format!("models/{model}"), "inputTokenLimit": w}));
+            }
+            let model = p.strip_prefix("/v1/models/")?;
+            Some(json!({"id": model, "type": "model", "max_input_tokens": w}))
+        }
+        _ => None,
     }
 }
 
@@ -262,11 +383,37 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         body: json.clone(),
     };
 
+    let route = shared
+        .routes
+        .iter()
+        .find(|r| r.method == parts.method.as_str() && r.path == parts.uri.path())
+        .map(|r| (r.status, r.body.clone()))
+        .or_else(|| {
+            let w = shared.window?;
+            discovery(&parts.method, parts.uri.path(), w).map(|b| (200, b))
+        });
+    let too_long = match (&wire, shared.window) {
+        (Some(wire), Some(w)) if mock_tokens(bytes.len()) > w && route.is_none() => {
+            Some((wire.clone(), w, mock_tokens(bytes.len())))
+        }
+        _ => None,
+    };
     // Record first, then take the reply, under one lock: the log and the
     // script stay in the same order.
     let (reply, seq) = {
         let mut s = shared.lock();
         s.requests.push(recorded);
+        s.chat.push(wire.is_some() && route.is_none());
+        if let Some((status, body)) = route {
+            drop(s);
+            return json_response(status, &body, None);
+        }
+        if let Some((wire, w, n)) = &too_long
+            && *wire != Wire::Ollama
+        {
+            drop(s);
+            return json_response(400, &wire.too_long(*w, *n), None);
+        }
         if wire.is_none() {
             (None, 0)
         } else {
@@ -295,7 +442,19 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             retry_after,
             message,
         }) => return json_response(status, &wire.error(status, &message), retry_after),
-        Some(Reply::Stream { steps }) => steps,
+        Some(Reply::Body { status, body }) => return json_response(status, &body, None),
+        Some(Reply::Stream { mut steps }) => {
+            if let Some((_, w, _)) = too_long {
+                // Ollama cut the front of the prompt to fit its window.
+                let completion = crate::render::usage(&steps).map_or(1, |(_, c)| c);
+                steps.retain(|s| !matches!(s, Step::Usage { .. }));
+                steps.push(Step::Usage {
+                    prompt: w,
+                    completion,
+                });
+            }
+            steps
+        }
     };
 
     let model = match &wire {

@@ -121,7 +121,8 @@ async fn unknown_endpoints_get_404_and_keep_the_script() {
         .unwrap();
     assert_eq!(resp.status(), 404);
     assert_eq!(server.remaining(), 1);
-    assert_eq!(server.requests().len(), 2, "404s are recorded too");
+    assert_eq!(server.all_requests().len(), 2, "404s are recorded too");
+    assert!(server.requests().is_empty(), "they are not chat requests");
 }
 
 #[tokio::test]
@@ -146,6 +147,7 @@ async fn repeat_plays_the_script_again() {
         Options {
             port: 0,
             repeat: true,
+            ..Default::default()
         },
     )
     .await

@@ -44,6 +44,7 @@ fn main() {
         sink: Arc::new(mm_ui::NullSink),
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
+        max_output: 30_000,
     };
     let tool = EditFile::new();
 

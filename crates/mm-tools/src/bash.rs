@@ -69,8 +69,6 @@ const READ_CHUNK: usize = 64 * 1024;
 pub struct BashSettings {
     /// `bashTimeout`.
     pub timeout: Duration,
-    /// `maxOutput`, in characters.
-    pub max_output: usize,
     /// Names of further environment variables to strip (the configured
     /// `apiKeyEnv`s).
     pub secrets_env: Vec<String>,
@@ -79,11 +77,10 @@ pub struct BashSettings {
 }
 
 impl Default for BashSettings {
-    /// The defaults of config.md: 30 s, 30000 characters.
+    /// The defaults of config.md: 30 s.
     fn default() -> Self {
         BashSettings {
             timeout: Duration::from_secs(30),
-            max_output: 30_000,
             secrets_env: Vec::new(),
             secrets: Vec::new(),
         }
@@ -227,7 +224,7 @@ impl Bash {
     /// unless `bash` exited with status 0 (a non-zero exit, a signal, the
     /// timeout, a cancel, a shell that could not start).
     pub async fn run_command(&self, command: &str, ctx: &ToolContext) -> ToolOutput {
-        let max = self.settings.max_output;
+        let max = ctx.max_output;
         // Never unconfined when a sandbox was asked for.
         let confinement = match ctx.permissions.sandbox().prepare() {
             Ok(c) => c,
@@ -513,10 +510,9 @@ impl Tool for Bash {
             name: "bash".to_string(),
             description: format!(
                 "Run a shell command with `bash -c` in the working directory (stdin closed). \
-                 stdout and stderr come back merged, at most {} characters (head and tail kept). \
+                 stdout and stderr come back merged; long output keeps its head and tail. \
                  A non-zero exit ends the output with `[exit code: exit status N]`; \
                  the command is killed after {}s.",
-                self.settings.max_output,
                 self.settings.timeout.as_secs_f64()
             ),
             parameters: serde_json::json!({

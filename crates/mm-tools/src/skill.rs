@@ -25,7 +25,6 @@ pub const DESCRIPTION: &str = "Read a skill: a markdown procedure for a kind of 
 #[derive(Debug)]
 pub struct ReadSkill {
     dir: PathBuf,
-    max_output: usize,
     catalogue: String,
     secrets: Vec<String>,
 }
@@ -33,7 +32,7 @@ pub struct ReadSkill {
 impl ReadSkill {
     /// `None` when `skills_dir` holds no skill: the tool is then not
     /// declared at all.
-    pub fn new(skills_dir: PathBuf, max_output: usize) -> Option<ReadSkill> {
+    pub fn new(skills_dir: PathBuf) -> Option<ReadSkill> {
         let skills = mm_skills::discover(&skills_dir);
         if skills.is_empty() {
             return None;
@@ -41,7 +40,6 @@ impl ReadSkill {
         Some(ReadSkill {
             catalogue: mm_skills::catalogue(&skills),
             dir: skills_dir,
-            max_output,
             secrets: Vec::new(),
         })
     }
@@ -123,7 +121,7 @@ impl Tool for ReadSkill {
         &'a self,
         args: &'a serde_json::Value,
         _plan: Plan,
-        _ctx: &'a ToolContext,
+        ctx: &'a ToolContext,
     ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let skill = match self.find(args) {
@@ -131,11 +129,9 @@ impl Tool for ReadSkill {
                 Err(text) => return ToolOutput::fail(text),
             };
             match mm_skills::read(&skill) {
-                Ok(markdown) => ToolOutput::ok(fit(
-                    &redacted(&markdown, &self.secrets),
-                    "",
-                    self.max_output,
-                )),
+                Ok(markdown) => {
+                    ToolOutput::ok(fit(&redacted(&markdown, &self.secrets), "", ctx.max_output))
+                }
                 Err(e) => ToolOutput::fail(format!("cannot read skill \"{}\": {e}", skill.name)),
             }
         })

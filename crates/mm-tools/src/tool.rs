@@ -90,6 +90,10 @@ pub struct ToolContext {
     /// is killed at once.
     pub cancel: CancellationToken,
     pub permissions: Arc<Permissions>,
+    /// The most characters this call's result may hold: `maxOutput`, or
+    /// less when the model's window is small (decisions.md 37). Tools cut
+    /// their own output to it with the texts of tools-details.md.
+    pub max_output: usize,
 }
 
 impl ToolContext {

@@ -75,9 +75,6 @@ pub fn session_rule_text(rules: &[String]) -> String {
 /// Settings of the toolbox.
 #[derive(Debug, Clone)]
 pub struct ToolboxSettings {
-    /// `maxOutput`: a last cap on every output (tools truncate their own;
-    /// this catches whatever a tool or the redaction left longer).
-    pub max_output: usize,
     /// `previewLines`: lines of an echoing tool's output put in `ToolEnd`.
     pub preview_lines: usize,
     /// Key VALUES to replace by `[redacted]` in every output (decisions.md 3).
@@ -390,8 +387,10 @@ impl Toolbox {
             failed,
         } = output;
         let mut output = redact(&output, &self.settings.secrets);
-        if output.chars().count() > self.settings.max_output {
-            output = fit(&output, "", self.settings.max_output);
+        // A last cap (tools cut their own output; this catches whatever a
+        // tool or the redaction left longer).
+        if output.chars().count() > ctx.max_output {
+            output = fit(&output, "", ctx.max_output);
         }
         let verdict = self.detector().record(name, arguments, &output);
         let outcome = match verdict {

@@ -21,7 +21,7 @@ async fn echo_gives_its_output_untrimmed() {
 #[tokio::test]
 async fn a_timeout_too_long_for_the_clock_is_no_timeout() {
     let dir = TempDir::new();
-    let (b, _) = bash(u64::MAX, 30_000);
+    let (b, _) = bash(u64::MAX);
     let out = tokio::time::timeout(
         Duration::from_secs(30),
         b.execute("echo hi", &ctx(dir.path())),
@@ -78,7 +78,7 @@ async fn pipelines_get_the_default_sigpipe() {
 #[tokio::test]
 async fn a_shell_that_cannot_start_is_text() {
     let dir = TempDir::new();
-    let (b, _) = bash(10, 30_000);
+    let (b, _) = bash(10);
     let out = b
         .execute("echo hi", &ctx(&dir.path().join("missing")))
         .await;
@@ -101,7 +101,7 @@ async fn killed_by_a_signal() {
 #[tokio::test]
 async fn timeout_kills_the_whole_group() {
     let dir = TempDir::new();
-    let (b, registry) = bash(1, 30_000);
+    let (b, registry) = bash(1);
     let started = Instant::now();
     let out = tokio::time::timeout(
         Duration::from_secs(20),
@@ -124,7 +124,7 @@ async fn timeout_kills_the_whole_group() {
 #[tokio::test]
 async fn timeout_text_uses_the_value_in_force() {
     let dir = TempDir::new();
-    let (b, _) = bash(2, 30_000);
+    let (b, _) = bash(2);
     let out = b
         .execute("printf partial; sleep 30", &ctx(dir.path()))
         .await;
@@ -134,7 +134,7 @@ async fn timeout_text_uses_the_value_in_force() {
 #[tokio::test]
 async fn background_child_holding_the_pipe_neither_hangs_nor_survives() {
     let dir = TempDir::new();
-    let (b, registry) = bash(20, 30_000);
+    let (b, registry) = bash(20);
     let started = Instant::now();
     let out = tokio::time::timeout(
         Duration::from_secs(10),
@@ -159,7 +159,7 @@ async fn background_child_holding_the_pipe_neither_hangs_nor_survives() {
 #[tokio::test]
 async fn background_child_that_closed_the_pipe_is_killed_too() {
     let dir = TempDir::new();
-    let (b, _) = bash(20, 30_000);
+    let (b, _) = bash(20);
     let out = tokio::time::timeout(
         Duration::from_secs(10),
         b.execute(
@@ -179,7 +179,7 @@ async fn background_child_that_closed_the_pipe_is_killed_too() {
 #[tokio::test]
 async fn cancellation_kills_the_group_at_once() {
     let dir = TempDir::new();
-    let (b, registry) = bash(60, 30_000);
+    let (b, registry) = bash(60);
     let c = ctx(dir.path());
     let cancel = c.cancel.clone();
     let watcher = registry.clone();
@@ -213,7 +213,7 @@ async fn cancellation_kills_the_group_at_once() {
 #[tokio::test]
 async fn registry_holds_running_groups_and_kill_all_ends_them() {
     let dir = TempDir::new();
-    let (b, registry) = bash(60, 30_000);
+    let (b, registry) = bash(60);
     let c = ctx(dir.path());
     let watcher = registry.clone();
     // The shell marks a file once it has printed its pid, so the kill cannot
@@ -242,7 +242,7 @@ async fn registry_holds_running_groups_and_kill_all_ends_them() {
 #[tokio::test]
 async fn dropping_the_call_kills_the_group() {
     let dir = TempDir::new();
-    let (b, registry) = bash(60, 30_000);
+    let (b, registry) = bash(60);
     let c = ctx(dir.path());
     let fut = b.execute("sleep 60", &c);
     // Abandon the call half-way, as an aborted turn would.
@@ -278,7 +278,7 @@ async fn binary_stream_of_every_byte_comes_back_as_text() {
 #[tokio::test]
 async fn working_directory_is_the_contexts() {
     let dir = TempDir::new();
-    let (b, _) = bash(10, 30_000);
+    let (b, _) = bash(10);
     let out = b.execute("pwd; touch made-here", &ctx(dir.path())).await;
     assert_eq!(out, format!("{}\n", dir.path().display()));
     assert!(dir.path().join("made-here").exists());
@@ -305,7 +305,7 @@ async fn new_process_group_per_call() {
 #[tokio::test]
 async fn a_new_shell_per_call() {
     let dir = TempDir::new();
-    let (b, _) = bash(10, 30_000);
+    let (b, _) = bash(10);
     let c = ctx(dir.path());
     assert_eq!(
         b.execute("export MM_TEST_VAR=x; cd /; echo $MM_TEST_VAR", &c)
@@ -322,10 +322,10 @@ async fn a_new_shell_per_call() {
 
 async fn run_max(command: &str, max: usize) -> String {
     let dir = TempDir::new();
-    let (b, _) = bash(30, max);
+    let (b, _) = bash(30);
     tokio::time::timeout(
         Duration::from_secs(60),
-        b.execute(command, &ctx(dir.path())),
+        b.execute(command, &ctx_max(dir.path(), max)),
     )
     .await
     .unwrap()
@@ -404,11 +404,11 @@ async fn truncation_counts_characters_not_bytes_and_never_splits_one() {
 #[tokio::test]
 async fn truncation_of_a_timed_out_command() {
     let dir = TempDir::new();
-    let (b, _) = bash(1, 200);
+    let (b, _) = bash(1);
     let out = b
         .execute(
             "for i in $(seq 1 1000); do printf '%d,' $i; done; sleep 30",
-            &ctx(dir.path()),
+            &ctx_max(dir.path(), 200),
         )
         .await;
     assert_eq!(
@@ -469,5 +469,4 @@ async fn plan_and_spec() {
 async fn defaults_are_the_configs() {
     let s = BashSettings::default();
     assert_eq!(s.timeout, Duration::from_secs(30));
-    assert_eq!(s.max_output, 30_000);
 }

@@ -33,7 +33,6 @@ fn environment_minus_keys_plus_mm() {
         let b = Bash::with_registry(
             BashSettings {
                 timeout: Duration::from_secs(10),
-                max_output: 30_000,
                 secrets_env: vec!["MY_PROVIDER_KEY".to_string()],
                 secrets: vec!["my-secret-0123456789".to_string(), "sk-openai-0123456789".to_string()],
             },
@@ -63,14 +62,16 @@ fn environment_minus_keys_plus_mm() {
         let small = Bash::with_registry(
             BashSettings {
                 timeout: Duration::from_secs(10),
-                max_output: 200,
                 secrets_env: Vec::new(),
                 secrets: vec!["my-secret-0123456789".to_string()],
             },
             ProcessRegistry::new(),
         );
         let out = small
-            .execute("for i in $(seq 1 100); do printf 'my-secret-0123456789'; done", &c)
+            .execute(
+                "for i in $(seq 1 100); do printf 'my-secret-0123456789'; done",
+                &ctx_max(dir.path(), 200),
+            )
             .await;
         let redacted = "[redacted]".repeat(100);
         assert_eq!(out, expected_truncation(&redacted, "", 200));

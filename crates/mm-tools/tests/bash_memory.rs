@@ -18,7 +18,7 @@ fn vm_hwm_kb() -> u64 {
 #[tokio::test]
 async fn a_gigabyte_of_output_ends_with_bounded_memory() {
     let dir = TempDir::new();
-    let (b, _) = bash(600, 30_000);
+    let (b, _) = bash(600);
     let before = vm_hwm_kb();
     let out = tokio::time::timeout(
         Duration::from_secs(600),

@@ -23,7 +23,7 @@ async fn child_role() {
         return;
     };
     let dir = TempDir::new();
-    let (b, registry) = bash(120, 30_000);
+    let (b, registry) = bash(120);
     let c = ctx(dir.path());
     let watcher = registry.clone();
     tokio::spawn(async move {

@@ -113,9 +113,7 @@ async fn a_fifo_or_a_socket_is_refused_at_once() {
             )
             .await;
         assert_eq!(out.text, format!("{path} is {kind}, {WRITERS}"));
-        let out = env
-            .outcome(&ReadFile::new(30_000), json!({"path": path}))
-            .await;
+        let out = env.outcome(&ReadFile::new(), json!({"path": path})).await;
         assert!(out.failed);
         assert_eq!(
             out.text,
@@ -137,9 +135,7 @@ async fn read_file_of_a_device_is_refused_before_opening_it() {
     let Some(_dev) = char_device(&env, "zero") else {
         return;
     };
-    let out = env
-        .outcome(&ReadFile::new(30_000), json!({"path": "zero"}))
-        .await;
+    let out = env.outcome(&ReadFile::new(), json!({"path": "zero"})).await;
     assert!(out.failed);
     assert_eq!(
         out.text,
@@ -151,7 +147,7 @@ async fn read_file_of_a_device_is_refused_before_opening_it() {
 async fn a_file_swapped_for_a_fifo_after_the_plan_never_blocks() {
     let env = Env::new();
     env.write("f.txt", "a\n");
-    let tool = ReadFile::new(30_000);
+    let tool = ReadFile::new();
     let plan = env.plan(&tool, json!({"path": "f.txt"})).await.unwrap();
     fs::remove_file(env.path("f.txt")).unwrap();
     fifo(&env, "f.txt");
@@ -183,7 +179,7 @@ async fn a_cancel_ends_a_long_read_at_once() {
     let f = fs::File::create(env.path("huge")).unwrap();
     f.set_len(1 << 40).unwrap();
     drop(f);
-    let tool = ReadFile::new(30_000);
+    let tool = ReadFile::new();
     let args = json!({"path": "huge", "start": 1_000_000_000});
     let plan = env.plan(&tool, args.clone()).await.unwrap();
     let cancel = env.ctx.cancel.clone();
@@ -198,15 +194,13 @@ async fn a_cancel_ends_a_long_read_at_once() {
 
 #[tokio::test]
 async fn a_huge_file_is_read_only_as_far_as_it_can_be_shown() {
-    let env = Env::new();
+    let env = Env::with_max(200);
     // Lines, then a gigabyte of NULs (valid UTF-8, one endless line).
     let p = env.write("big", "one\ntwo\n");
     let f = fs::OpenOptions::new().write(true).open(&p).unwrap();
     f.set_len(1 << 30).unwrap();
     drop(f);
-    let out = env
-        .outcome(&ReadFile::new(200), json!({"path": "big"}))
-        .await;
+    let out = env.outcome(&ReadFile::new(), json!({"path": "big"})).await;
     assert!(!out.failed, "{}", out.text);
     assert_eq!(
         out.text,
@@ -222,7 +216,7 @@ async fn a_huge_file_is_read_only_as_far_as_it_can_be_shown() {
     let lines: String = (1..=100).map(|i| format!("line {i:03}\n")).collect();
     env.write("small", &lines);
     let out = env
-        .outcome(&ReadFile::new(200), json!({"path": "small"}))
+        .outcome(&ReadFile::new(), json!({"path": "small"}))
         .await;
     assert!(
         out.text
@@ -234,7 +228,7 @@ async fn a_huge_file_is_read_only_as_far_as_it_can_be_shown() {
 
 #[tokio::test]
 async fn a_key_cut_by_the_line_limit_leaves_no_piece_behind() {
-    let env = Env::new();
+    let env = Env::with_max(100);
     // A long key: redacted, a line of them shrinks so far that what lies
     // past the kept part of the line would come into view.
     let key = format!("sk-live-{}", &"0123456789abcdefghijklmn".repeat(4)[..92]);
@@ -244,7 +238,8 @@ async fn a_key_cut_by_the_line_limit_leaves_no_piece_behind() {
     // keys, and the first 6 bytes of a sixth.
     let line = format!("ab{}", key.repeat(8));
     env.write("k.txt", format!("{line}\n"));
-    let tool = ReadFile::new(max).with_secrets(std::slice::from_ref(&key));
+    assert_eq!(env.ctx.max_output, max);
+    let tool = ReadFile::new().with_secrets(std::slice::from_ref(&key));
     let out = env.outcome(&tool, json!({"path": "k.txt"})).await;
     assert!(!out.failed, "{}", out.text);
     assert!(!out.text.contains("sk-l"), "{}", out.text);
@@ -302,7 +297,7 @@ async fn a_file_mm_may_not_write_is_refused_not_replaced() {
     assert_eq!(env.read_str("ro.txt"), "v1\n");
     // Reading it is fine.
     let out = env
-        .outcome(&ReadFile::new(30_000), json!({"path": "ro.txt"}))
+        .outcome(&ReadFile::new(), json!({"path": "ro.txt"}))
         .await;
     assert_eq!(out.text, "v1\n");
 }
@@ -344,18 +339,17 @@ async fn mixed_line_endings_match_the_text_as_given() {
 fn toolbox() -> Toolbox {
     let bash = Bash::new(BashSettings {
         timeout: Duration::from_secs(10),
-        max_output: 30_000,
+
         secrets_env: Vec::new(),
         secrets: Vec::new(),
     });
     Toolbox::new(
         vec![
             Box::new(WriteFile::new()),
-            Box::new(ReadFile::new(30_000)),
+            Box::new(ReadFile::new()),
             Box::new(bash),
         ],
         ToolboxSettings {
-            max_output: 30_000,
             preview_lines: 2,
             secrets: Vec::new(),
         },
@@ -372,6 +366,7 @@ async fn a_deleted_working_directory_is_named_and_never_re_created() {
         sink: Arc::new(mm_ui::NullSink),
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
+        max_output: 30_000,
     };
     fs::remove_dir(&cwd).unwrap();
     let gone = format!(
@@ -394,7 +389,7 @@ async fn a_deleted_working_directory_is_named_and_never_re_created() {
     // The bash tool called on its own says so too.
     let bash = Bash::new(BashSettings {
         timeout: Duration::from_secs(10),
-        max_output: 30_000,
+
         secrets_env: Vec::new(),
         secrets: Vec::new(),
     });

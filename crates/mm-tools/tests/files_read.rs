@@ -11,7 +11,7 @@ use mm_ui::ToolKind;
 use serde_json::json;
 
 fn tool() -> ReadFile {
-    ReadFile::new(10_000)
+    ReadFile::new()
 }
 
 #[tokio::test]
@@ -149,11 +149,11 @@ async fn plan_is_kind_read_with_the_absolute_path_and_no_permission() {
 
 #[tokio::test]
 async fn truncation_keeps_whole_lines_then_the_marker() {
-    let env = Env::new();
+    let env = Env::with_max(200);
     let text: String = (1..=100).map(|i| format!("line {i:03}\n")).collect();
     env.write("long.txt", &text);
     let out = env
-        .call(&ReadFile::new(200), json!({"path": "long.txt"}))
+        .call(&ReadFile::new(), json!({"path": "long.txt"}))
         .await;
     // 14 lines of 9 characters and the 70-character marker: 196 ≤ 200; a
     // 15th line would pass it.
@@ -165,7 +165,7 @@ async fn truncation_keeps_whole_lines_then_the_marker() {
     // A range: the marker names the lines shown and the file's total.
     let out = env
         .call(
-            &ReadFile::new(200),
+            &ReadFile::new(),
             json!({"path": "long.txt", "start": 90, "end": 100}),
         )
         .await;
@@ -176,12 +176,12 @@ async fn truncation_keeps_whole_lines_then_the_marker() {
 
 #[tokio::test]
 async fn truncation_of_a_numbered_range() {
-    let env = Env::new();
+    let env = Env::with_max(200);
     let text: String = (1..=500).map(|i| format!("row {i}\n")).collect();
     env.write("t.txt", &text);
     let out = env
         .call(
-            &ReadFile::new(200),
+            &ReadFile::new(),
             json!({"path": "t.txt", "start": 100, "numbered": true}),
         )
         .await;
@@ -198,11 +198,9 @@ async fn truncation_of_a_numbered_range() {
 
 #[tokio::test]
 async fn a_first_line_too_long_is_cut_inside() {
-    let env = Env::new();
+    let env = Env::with_max(200);
     env.write("one.txt", format!("{}\nnext\n", "ü".repeat(1000)));
-    let out = env
-        .call(&ReadFile::new(200), json!({"path": "one.txt"}))
-        .await;
+    let out = env.call(&ReadFile::new(), json!({"path": "one.txt"})).await;
     let marker = "[… truncated inside line 1; ask for start/end to read more]";
     let head = "ü".repeat(200 - marker.chars().count() - 1);
     assert_eq!(out, format!("{head}\n{marker}"));
@@ -242,13 +240,13 @@ async fn spec_declares_the_reference_fields() {
 
 #[tokio::test]
 async fn a_key_across_the_cut_is_redacted_before_truncation() {
-    let env = Env::new();
+    let env = Env::with_max(200);
     let key = "sk-live-0123456789abcdef";
     // The cut inside line 1 falls at character 140 (200 minus the
     // 59-character marker and its newline): in the middle of the key.
     let line = format!("{}{key}{}", "x".repeat(125), "y".repeat(300));
     env.write("k.txt", format!("{line}\nnext\n"));
-    let t = ReadFile::new(200).with_secrets(&[key.to_string()]);
+    let t = ReadFile::new().with_secrets(&[key.to_string()]);
     let out = env.call(&t, json!({"path": "k.txt"})).await;
     let marker = "[… truncated inside line 1; ask for start/end to read more]";
     assert_eq!(

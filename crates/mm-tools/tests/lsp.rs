@@ -132,6 +132,7 @@ impl Env {
             sink: sink.clone(),
             cancel: CancellationToken::new(),
             permissions: Arc::new(Permissions::new(mode)),
+            max_output: 30_000,
         };
         Env { dir, sink, ctx }
     }
@@ -157,7 +158,6 @@ impl Env {
         Toolbox::new(
             vec![Box::new(self.lsp())],
             ToolboxSettings {
-                max_output: 30_000,
                 preview_lines: 3,
                 secrets: vec![],
             },

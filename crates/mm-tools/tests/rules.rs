@@ -87,16 +87,15 @@ fn world(
     };
     let tools: Vec<Box<dyn Tool>> = vec![
         Box::new(Bash::with_registry(
-            bash_support::settings(20, 30_000),
+            bash_support::settings(20),
             ProcessRegistry::new(),
         )),
-        Box::new(ReadFile::new(30_000)),
+        Box::new(ReadFile::new()),
         Box::new(WriteFile::new()),
     ];
     let toolbox = Toolbox::new(
         tools,
         ToolboxSettings {
-            max_output: 30_000,
             preview_lines: 2,
             secrets: Vec::new(),
         },
@@ -110,6 +109,7 @@ fn world(
         sink: sink.clone(),
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::with(policy, sandbox)),
+        max_output: 30_000,
     };
     World {
         _dir: dir,

@@ -30,17 +30,17 @@ fn skills(env: &Env) -> std::path::PathBuf {
 
 #[test]
 fn not_declared_without_skills() {
-    let env = Env::new();
-    assert!(ReadSkill::new(env.path("none"), 1000).is_none());
+    let env = Env::with_max(1000);
+    assert!(ReadSkill::new(env.path("none")).is_none());
     fs::create_dir(env.path("empty")).unwrap();
     env.write("empty/readme.txt", "x");
-    assert!(ReadSkill::new(env.path("empty"), 1000).is_none());
+    assert!(ReadSkill::new(env.path("empty")).is_none());
 }
 
 #[test]
 fn description_is_the_sentence_then_the_sorted_catalogue() {
-    let env = Env::new();
-    let tool = ReadSkill::new(skills(&env), 10_000).unwrap();
+    let env = Env::with_max(10_000);
+    let tool = ReadSkill::new(skills(&env)).unwrap();
     let spec = tool.spec();
     assert_eq!(spec.name, "read_skill");
     assert_eq!(
@@ -54,8 +54,8 @@ fn description_is_the_sentence_then_the_sorted_catalogue() {
 
 #[tokio::test]
 async fn output_is_the_full_markdown_flat_file_first() {
-    let env = Env::new();
-    let tool = ReadSkill::new(skills(&env), 10_000).unwrap();
+    let env = Env::with_max(10_000);
+    let tool = ReadSkill::new(skills(&env)).unwrap();
     assert_eq!(env.call(&tool, json!({"name": "deploy"})).await, DEPLOY);
     assert_eq!(env.call(&tool, json!({"name": "review"})).await, REVIEW);
     assert_eq!(
@@ -66,8 +66,8 @@ async fn output_is_the_full_markdown_flat_file_first() {
 
 #[tokio::test]
 async fn unknown_name_lists_the_skills() {
-    let env = Env::new();
-    let tool = ReadSkill::new(skills(&env), 10_000).unwrap();
+    let env = Env::with_max(10_000);
+    let tool = ReadSkill::new(skills(&env)).unwrap();
     assert_eq!(
         env.call(&tool, json!({"name": "x"})).await,
         "No skill named \"x\". Available skills: bare, clash, deploy, review"
@@ -76,10 +76,10 @@ async fn unknown_name_lists_the_skills() {
 
 #[tokio::test]
 async fn only_the_base_name_is_used_and_echoed() {
-    let env = Env::new();
+    let env = Env::with_max(10_000);
     let dir = skills(&env);
     env.write("secret.md", "outside the folder\n");
-    let tool = ReadSkill::new(dir, 10_000).unwrap();
+    let tool = ReadSkill::new(dir).unwrap();
     // A path is cut to its base name, which is then a known skill…
     assert_eq!(
         env.call(&tool, json!({"name": "../../deploy"})).await,
@@ -103,12 +103,12 @@ async fn only_the_base_name_is_used_and_echoed() {
 
 #[tokio::test]
 async fn a_symlink_escaping_the_folder_is_not_followed() {
-    let env = Env::new();
+    let env = Env::with_max(10_000);
     let dir = skills(&env);
     env.write("outside.md", "secret\n");
     symlink(env.path("outside.md"), dir.join("leak.md")).unwrap();
     symlink("deploy.md", dir.join("ship.md")).unwrap();
-    let tool = ReadSkill::new(dir, 10_000).unwrap();
+    let tool = ReadSkill::new(dir).unwrap();
     assert!(!tool.spec().description.contains("leak"));
     assert_eq!(
         env.call(&tool, json!({"name": "leak"})).await,
@@ -120,10 +120,10 @@ async fn a_symlink_escaping_the_folder_is_not_followed() {
 
 #[tokio::test]
 async fn long_skills_are_truncated_to_max_output() {
-    let env = Env::new();
+    let env = Env::with_max(300);
     let body: String = (0..200).map(|i| format!("step {i:03}\n")).collect(); // 1800 chars
     env.write("skills/long.md", &body);
-    let tool = ReadSkill::new(env.path("skills"), 300).unwrap();
+    let tool = ReadSkill::new(env.path("skills")).unwrap();
     let out = env.call(&tool, json!({"name": "long"})).await;
     // decisions.md 15: the marker line costs its length plus a newline; the
     // head is half of the rest, the tail the other half.
@@ -138,8 +138,8 @@ async fn long_skills_are_truncated_to_max_output() {
 
 #[tokio::test]
 async fn plan_is_kind_read_titled_by_name_without_permission() {
-    let env = Env::new();
-    let tool = ReadSkill::new(skills(&env), 10_000).unwrap();
+    let env = Env::with_max(10_000);
+    let tool = ReadSkill::new(skills(&env)).unwrap();
     let plan = env.plan(&tool, json!({"name": "review"})).await.unwrap();
     assert_eq!(plan.kind, ToolKind::Read);
     assert_eq!(plan.title, "review");
@@ -149,8 +149,8 @@ async fn plan_is_kind_read_titled_by_name_without_permission() {
 
 #[tokio::test]
 async fn a_skill_edited_after_start_is_read_fresh() {
-    let env = Env::new();
-    let tool = ReadSkill::new(skills(&env), 10_000).unwrap();
+    let env = Env::with_max(10_000);
+    let tool = ReadSkill::new(skills(&env)).unwrap();
     env.write("skills/review/SKILL.md", "Updated.\n");
     assert_eq!(
         env.call(&tool, json!({"name": "review"})).await,
@@ -160,13 +160,13 @@ async fn a_skill_edited_after_start_is_read_fresh() {
 
 #[tokio::test]
 async fn a_key_across_the_cut_is_redacted_before_truncation() {
-    let env = Env::new();
+    let env = Env::with_max(300);
     let key = "sk-live-0123456789abcdef";
     // max 300, 1800 + 24 characters: the head keeps 134 characters, so a
     // key starting at 125 is cut by the truncation.
     let body = format!("{}{key}{}", "a".repeat(125), "b".repeat(1675));
     env.write("skills/k.md", &body);
-    let tool = ReadSkill::new(env.path("skills"), 300)
+    let tool = ReadSkill::new(env.path("skills"))
         .unwrap()
         .with_secrets(&[key.to_string()]);
     let out = env.call(&tool, json!({"name": "k"})).await;
@@ -178,7 +178,7 @@ async fn a_key_across_the_cut_is_redacted_before_truncation() {
     );
     assert!(!out.contains("sk-live"), "{out}");
     // Without the keys the tool shows the text as it is.
-    let plain = ReadSkill::new(env.path("skills"), 300).unwrap();
+    let plain = ReadSkill::new(env.path("skills")).unwrap();
     assert!(
         env.call(&plain, json!({"name": "k"}))
             .await
@@ -188,8 +188,8 @@ async fn a_key_across_the_cut_is_redacted_before_truncation() {
 
 #[tokio::test]
 async fn an_unknown_skill_is_a_failure_and_a_skill_is_not() {
-    let env = Env::new();
-    let tool = ReadSkill::new(skills(&env), 10_000).unwrap();
+    let env = Env::with_max(10_000);
+    let tool = ReadSkill::new(skills(&env)).unwrap();
     assert!(env.outcome(&tool, json!({"name": "nope"})).await.failed);
     let out = env.outcome(&tool, json!({"name": "deploy"})).await;
     assert_eq!(out, mm_tools::ToolOutput::ok(DEPLOY));

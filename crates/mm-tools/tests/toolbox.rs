@@ -141,7 +141,7 @@ struct Setup {
 
 fn setup(mode: PermissionMode, answers: &[Decision], secrets: &[&str]) -> Setup {
     let dir = TempDir::new();
-    let bash = Bash::with_registry(bash_support::settings(20, 30_000), ProcessRegistry::new());
+    let bash = Bash::with_registry(bash_support::settings(20), ProcessRegistry::new());
     let tools: Vec<Box<dyn Tool>> = vec![
         Box::new(bash),
         Box::new(Fixed {
@@ -156,7 +156,6 @@ fn setup(mode: PermissionMode, answers: &[Decision], secrets: &[&str]) -> Setup 
     let toolbox = Toolbox::new(
         tools,
         ToolboxSettings {
-            max_output: 30_000,
             preview_lines: 2,
             secrets: secrets.iter().map(|s| s.to_string()).collect(),
         },
@@ -167,6 +166,7 @@ fn setup(mode: PermissionMode, answers: &[Decision], secrets: &[&str]) -> Setup 
         sink: sink.clone(),
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(mode)),
+        max_output: 30_000,
     };
     Setup {
         toolbox,
@@ -616,7 +616,6 @@ async fn outputs_are_capped_at_max_output() {
     let toolbox = Toolbox::new(
         tools,
         ToolboxSettings {
-            max_output: 200,
             preview_lines: 5,
             secrets: Vec::new(),
         },
@@ -626,6 +625,7 @@ async fn outputs_are_capped_at_max_output() {
         sink: Arc::new(mm_ui::NullSink),
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
+        max_output: 200,
     };
     let text = "0123456789".repeat(50);
     let out = toolbox
@@ -678,18 +678,17 @@ async fn a_call_refused_before_its_plan_is_still_shown_as_what_it_is() {
     let (lsp, _) = mm_tools::lsp::Lsp::new(vec![server], dir.path().to_path_buf());
     let tools: Vec<Box<dyn Tool>> = vec![
         Box::new(Bash::with_registry(
-            bash_support::settings(20, 30_000),
+            bash_support::settings(20),
             ProcessRegistry::new(),
         )),
-        Box::new(mm_tools::files::ReadFile::new(30_000)),
+        Box::new(mm_tools::files::ReadFile::new()),
         Box::new(mm_tools::files::WriteFile::new()),
-        Box::new(mm_tools::skill::ReadSkill::new(dir.path().join("skills"), 30_000).unwrap()),
+        Box::new(mm_tools::skill::ReadSkill::new(dir.path().join("skills")).unwrap()),
         Box::new(lsp.unwrap()),
     ];
     let toolbox = Toolbox::new(
         tools,
         ToolboxSettings {
-            max_output: 30_000,
             preview_lines: 2,
             secrets: Vec::new(),
         },
@@ -700,6 +699,7 @@ async fn a_call_refused_before_its_plan_is_still_shown_as_what_it_is() {
         sink: sink.clone(),
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Ask)),
+        max_output: 30_000,
     };
     let abs = |p: &str| vec![dir.path().join(p).display().to_string()];
     let cases: Vec<(&str, &str, &str, ToolKind, Vec<String>)> = vec![

@@ -45,6 +45,7 @@ async fn server(script: Vec<Reply>) -> std::io::Result<MockServer> {
         Options {
             port: 0,
             repeat: true,
+            ..Default::default()
         },
     )
     .await

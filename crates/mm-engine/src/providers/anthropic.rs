@@ -11,8 +11,8 @@ use super::ProviderSettings;
 use crate::error::{EngineError, stream_server_error};
 use crate::types::{Message, ToolDecl};
 use crate::wire::{
-    Delta, DeltaSink, Flow, Framing, Provider, WireRequest, arguments_object, common_error_message,
-    malformed, malformed_body,
+    Delta, DeltaSink, Flow, Framing, ModelEntry, Probe, Provider, WireRequest, arguments_object,
+    common_error_message, known_by_prefix, malformed, malformed_body, positive, url_escape,
 };
 
 /// The API version header value.
@@ -26,6 +26,14 @@ pub struct Anthropic {
 impl Anthropic {
     pub fn new(settings: ProviderSettings) -> Self {
         Anthropic { settings }
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_owned())];
+        if let Some(key) = &self.settings.key {
+            headers.push(("x-api-key", key.clone()));
+        }
+        headers
     }
 
     /// The thinking budget for the setting: at least 1024 tokens (the API's
@@ -188,13 +196,9 @@ impl Provider for Anthropic {
         if let Some(budget) = self.budget() {
             body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
         }
-        let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_owned())];
-        if let Some(key) = &s.key {
-            headers.push(("x-api-key", key.clone()));
-        }
         WireRequest {
             url: format!("{}/v1/messages", s.base_url),
-            headers,
+            headers: self.headers(),
             body: body.to_string().into_bytes(),
         }
     }
@@ -277,14 +281,11 @@ impl Provider for Anthropic {
             }
             "message_stop" => return Ok(Flow::Done),
             "error" => {
-                let msg = ev
-                    .error
-                    .as_ref()
-                    .and_then(|e| e.get("message"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown error")
-                    .to_owned();
-                return Err(stream_server_error("anthropic", msg));
+                let unknown = Value::String("unknown error".into());
+                return Err(stream_server_error(
+                    "anthropic",
+                    ev.error.as_ref().unwrap_or(&unknown),
+                ));
             }
             _ => {} // ping and future events
         }
@@ -310,6 +311,46 @@ impl Provider for Anthropic {
 
     fn error_message(&self, body: &[u8]) -> Option<String> {
         common_error_message(body)
+    }
+
+    fn window_probes(&self) -> Vec<Probe<u64>> {
+        vec![Probe {
+            label: "/v1/models",
+            url: format!(
+                "{}/v1/models/{}",
+                self.settings.base_url,
+                url_escape(&self.settings.model)
+            ),
+            headers: self.headers(),
+            body: None,
+            read: |v, _| positive(v.get("max_input_tokens")),
+        }]
+    }
+
+    fn known_window(&self) -> Option<u64> {
+        known_by_prefix(&[("claude", 200_000)], &self.settings.model)
+    }
+
+    fn models_probe(&self) -> Option<Probe<Vec<ModelEntry>>> {
+        Some(Probe {
+            label: "/v1/models",
+            url: format!("{}/v1/models?limit=1000", self.settings.base_url),
+            headers: self.headers(),
+            body: None,
+            read: |v, _| {
+                let list = v.get("data")?.as_array()?;
+                Some(
+                    list.iter()
+                        .filter_map(|m| {
+                            Some(ModelEntry {
+                                id: m.get("id")?.as_str()?.to_owned(),
+                                window: positive(m.get("max_input_tokens")),
+                            })
+                        })
+                        .collect(),
+                )
+            },
+        })
     }
 }
 

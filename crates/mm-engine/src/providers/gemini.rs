@@ -12,8 +12,8 @@ use super::ProviderSettings;
 use crate::error::{EngineError, stream_server_error};
 use crate::types::{Message, ToolDecl};
 use crate::wire::{
-    Delta, DeltaSink, Flow, Framing, Provider, WireRequest, arguments_object, common_error_message,
-    malformed, malformed_body, partial_call_after,
+    Delta, DeltaSink, Flow, Framing, ModelEntry, Probe, Provider, WireRequest, arguments_object,
+    common_error_message, known_by_prefix, malformed, malformed_body, partial_call_after, positive,
 };
 
 #[derive(Debug)]
@@ -24,6 +24,13 @@ pub struct Gemini {
 impl Gemini {
     pub fn new(settings: ProviderSettings) -> Self {
         Gemini { settings }
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        match &self.settings.key {
+            Some(key) => vec![("x-goog-api-key", key.clone())],
+            None => Vec::new(),
+        }
     }
 
     fn thinking_config(&self) -> Option<Value> {
@@ -139,10 +146,7 @@ impl Provider for Gemini {
                 .collect();
             body["tools"] = json!([{"functionDeclarations": decls}]);
         }
-        let mut headers = Vec::new();
-        if let Some(key) = &s.key {
-            headers.push(("x-goog-api-key", key.clone()));
-        }
+        let headers = self.headers();
         let url = if stream {
             format!(
                 "{}/v1beta/models/{}:streamGenerateContent?alt=sse",
@@ -187,16 +191,65 @@ impl Provider for Gemini {
     fn partial_call<'a>(&self, partial: &'a str) -> Option<(&'a str, &'a str)> {
         partial_call_after(partial, "args")
     }
+
+    fn window_probes(&self) -> Vec<Probe<u64>> {
+        // The model name goes into the path as the chat request puts it.
+        vec![Probe {
+            label: "/v1beta/models",
+            url: format!(
+                "{}/v1beta/models/{}",
+                self.settings.base_url, self.settings.model
+            ),
+            headers: self.headers(),
+            body: None,
+            read: |v, _| positive(v.get("inputTokenLimit")),
+        }]
+    }
+
+    fn known_window(&self) -> Option<u64> {
+        known_by_prefix(&[("gemini", 1_048_576)], &self.settings.model)
+    }
+
+    fn models_probe(&self) -> Option<Probe<Vec<ModelEntry>>> {
+        Some(Probe {
+            label: "/v1beta/models",
+            url: format!("{}/v1beta/models?pageSize=1000", self.settings.base_url),
+            headers: self.headers(),
+            body: None,
+            read: read_models,
+        })
+    }
+}
+
+/// Gemini's list holds embedding and other models too: only those that
+/// generate content, named without the `models/` prefix.
+fn read_models(v: &Value, _model: &str) -> Option<Vec<ModelEntry>> {
+    let list = v.get("models")?.as_array()?;
+    Some(
+        list.iter()
+            .filter(|m| {
+                m.get("supportedGenerationMethods")
+                    .and_then(Value::as_array)
+                    .is_none_or(|methods| {
+                        methods
+                            .iter()
+                            .any(|x| x.as_str() == Some("generateContent"))
+                    })
+            })
+            .filter_map(|m| {
+                let name = m.get("name")?.as_str()?;
+                Some(ModelEntry {
+                    id: name.strip_prefix("models/").unwrap_or(name).to_owned(),
+                    window: positive(m.get("inputTokenLimit")),
+                })
+            })
+            .collect(),
+    )
 }
 
 fn emit_response(resp: Response<'_>, out: &mut dyn DeltaSink) -> Result<(), EngineError> {
     if let Some(err) = resp.error {
-        let msg = err
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .unwrap_or_else(|| err.to_string());
-        return Err(stream_server_error("gemini", msg));
+        return Err(stream_server_error("gemini", &err));
     }
     let mut finished = false;
     if let Some(c) = resp.candidates.into_iter().next() {

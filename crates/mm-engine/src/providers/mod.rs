@@ -56,6 +56,10 @@ pub struct ProviderSpec {
     /// OpenAI-compatible family are not known to (vLLM and others may
     /// refuse unknown fields), so they never get it.
     pub prompt_cache_key: bool,
+    /// The server cuts a prompt longer than its window without saying so
+    /// (Ollama keeps the end and answers 200): a prompt that fills the
+    /// window may have lost its start.
+    pub truncates_silently: bool,
 }
 
 /// The registry table (providers.md).
@@ -66,6 +70,7 @@ pub static REGISTRY: &[ProviderSpec] = &[
         key_required: false,
         build: |s| Box::new(ollama::Ollama::new(s)),
         prompt_cache_key: false,
+        truncates_silently: true,
     },
     ProviderSpec {
         name: "openai",
@@ -73,6 +78,7 @@ pub static REGISTRY: &[ProviderSpec] = &[
         key_required: true,
         build: |s| Box::new(openai::OpenAi::new("openai", s)),
         prompt_cache_key: true,
+        truncates_silently: false,
     },
     ProviderSpec {
         name: "openai-compatible",
@@ -80,6 +86,7 @@ pub static REGISTRY: &[ProviderSpec] = &[
         key_required: false,
         build: |s| Box::new(openai::OpenAi::new("openai-compatible", s)),
         prompt_cache_key: false,
+        truncates_silently: false,
     },
     ProviderSpec {
         name: "anthropic",
@@ -87,6 +94,7 @@ pub static REGISTRY: &[ProviderSpec] = &[
         key_required: true,
         build: |s| Box::new(anthropic::Anthropic::new(s)),
         prompt_cache_key: false,
+        truncates_silently: false,
     },
     ProviderSpec {
         name: "gemini",
@@ -94,6 +102,7 @@ pub static REGISTRY: &[ProviderSpec] = &[
         key_required: true,
         build: |s| Box::new(gemini::Gemini::new(s)),
         prompt_cache_key: false,
+        truncates_silently: false,
     },
 ];
 

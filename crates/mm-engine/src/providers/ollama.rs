@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use mm_config::Thinking;
+use mm_config::{FALLBACK_WINDOW, Thinking};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -12,8 +12,8 @@ use super::openai::tools_json;
 use crate::error::{EngineError, stream_server_error};
 use crate::types::{Message, ToolDecl};
 use crate::wire::{
-    Delta, DeltaSink, Flow, Framing, Provider, WireRequest, arguments_object, common_error_message,
-    malformed, malformed_body, partial_call_after,
+    Delta, DeltaSink, Flow, Framing, ModelEntry, Probe, Provider, WireRequest, arguments_object,
+    common_error_message, malformed, malformed_body, partial_call_after, positive,
 };
 
 #[derive(Debug)]
@@ -24,6 +24,13 @@ pub struct Ollama {
 impl Ollama {
     pub fn new(settings: ProviderSettings) -> Self {
         Ollama { settings }
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        match &self.settings.key {
+            Some(key) => vec![("authorization", format!("Bearer {key}"))],
+            None => Vec::new(),
+        }
     }
 
     /// `think`: `true`, or an effort level for the models that take one
@@ -88,13 +95,9 @@ impl Provider for Ollama {
         if let Some(think) = self.think() {
             body["think"] = think;
         }
-        let mut headers = Vec::new();
-        if let Some(key) = &s.key {
-            headers.push(("authorization", format!("Bearer {key}")));
-        }
         WireRequest {
             url: format!("{}/api/chat", s.base_url),
-            headers,
+            headers: self.headers(),
             body: body.to_string().into_bytes(),
         }
     }
@@ -127,11 +130,83 @@ impl Provider for Ollama {
     fn partial_call<'a>(&self, partial: &'a str) -> Option<(&'a str, &'a str)> {
         partial_call_after(partial, "arguments")
     }
+
+    fn window_probes(&self) -> Vec<Probe<u64>> {
+        vec![Probe {
+            label: "/api/show",
+            url: format!("{}/api/show", self.settings.base_url),
+            headers: self.headers(),
+            body: Some(
+                json!({"model": self.settings.model})
+                    .to_string()
+                    .into_bytes(),
+            ),
+            read: read_show,
+        }]
+    }
+
+    fn models_probe(&self) -> Option<Probe<Vec<ModelEntry>>> {
+        Some(Probe {
+            label: "/api/tags",
+            url: format!("{}/api/tags", self.settings.base_url),
+            headers: self.headers(),
+            body: None,
+            read: read_tags,
+        })
+    }
+}
+
+/// The window to run an Ollama model with, from `/api/show`. mm sends it
+/// as `num_ctx`, which sizes the memory Ollama reserves, so it is a choice
+/// as much as a fact: a `num_ctx` the model's Modelfile sets, else the
+/// model's trained window capped at [`FALLBACK_WINDOW`] (a 128k window on
+/// a small machine would not load; a number in `contextWindow` goes
+/// higher).
+fn read_show(v: &Value, _model: &str) -> Option<u64> {
+    let set = v
+        .get("parameters")
+        .and_then(Value::as_str)
+        .and_then(|p| {
+            p.lines().find_map(|line| {
+                let mut words = line.split_whitespace();
+                (words.next() == Some("num_ctx"))
+                    .then(|| words.next()?.parse::<u64>().ok())
+                    .flatten()
+            })
+        })
+        .filter(|n| *n > 0);
+    let trained = || {
+        let info = v.get("model_info")?;
+        let arch = info.get("general.architecture")?.as_str()?;
+        positive(info.get(format!("{arch}.context_length")))
+    };
+    set.or_else(|| trained().map(|n| n.min(FALLBACK_WINDOW)))
+}
+
+fn read_tags(v: &Value, _model: &str) -> Option<Vec<ModelEntry>> {
+    let list = v.get("models")?.as_array()?;
+    Some(
+        list.iter()
+            .filter_map(|m| {
+                Some(ModelEntry {
+                    id: m
+                        .get("name")
+                        .or_else(|| m.get("model"))?
+                        .as_str()?
+                        .to_owned(),
+                    window: positive(m.pointer("/details/context_length")),
+                })
+            })
+            .collect(),
+    )
 }
 
 fn emit_line(line: Line<'_>, out: &mut dyn DeltaSink) -> Result<Flow, EngineError> {
     if let Some(err) = line.error {
-        return Err(stream_server_error("ollama", err.into_owned()));
+        return Err(stream_server_error(
+            "ollama",
+            &serde_json::Value::String(err.into_owned()),
+        ));
     }
     if let Some(m) = line.message {
         if let Some(t) = &m.thinking

@@ -11,8 +11,9 @@ use super::ProviderSettings;
 use crate::error::{EngineError, stream_server_error};
 use crate::types::{Message, ToolDecl};
 use crate::wire::{
-    Delta, DeltaSink, Flow, Framing, Provider, WireRequest, common_error_message, malformed,
-    malformed_body,
+    Delta, DeltaSink, Flow, Framing, ModelEntry, Probe, Provider, WireRequest,
+    common_error_message, known_by_prefix, malformed, malformed_body, model_in_list, positive,
+    url_escape,
 };
 
 #[derive(Debug)]
@@ -29,6 +30,96 @@ impl OpenAi {
     fn compatible(&self) -> bool {
         self.name != "openai"
     }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        match &self.settings.key {
+            Some(key) => vec![("authorization", format!("Bearer {key}"))],
+            None => Vec::new(),
+        }
+    }
+
+    /// The server's root: the base URL without its `/v1` (llama.cpp's
+    /// `/props` and LM Studio's `/api/v0` live there).
+    fn root(&self) -> &str {
+        let base = &self.settings.base_url;
+        base.strip_suffix("/v1").unwrap_or(base)
+    }
+
+    fn get<T>(
+        &self,
+        label: &'static str,
+        url: String,
+        read: fn(&Value, &str) -> Option<T>,
+    ) -> Probe<T> {
+        Probe {
+            label,
+            url,
+            headers: self.headers(),
+            body: None,
+            read,
+        }
+    }
+}
+
+/// OpenAI's models and their windows, by name prefix, longest first: its
+/// model list does not say.
+const OPENAI_WINDOWS: &[(&str, u64)] = &[
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-3.5-turbo", 16_385),
+    ("gpt-4", 8_192),
+    ("gpt-5", 400_000),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4", 200_000),
+];
+
+/// llama.cpp's `/props`: the window of a slot. A router (several models)
+/// answers 0 unless asked about a loaded model.
+fn read_props(v: &Value, _model: &str) -> Option<u64> {
+    positive(v.pointer("/default_generation_settings/n_ctx")).or_else(|| positive(v.get("n_ctx")))
+}
+
+/// The window fields an OpenAI-shaped model entry may carry: vLLM
+/// `max_model_len`, OpenRouter `context_length`, Groq `context_window`,
+/// llama.cpp `meta.n_ctx` (its `n_ctx_train` is only an upper bound),
+/// LM Studio `loaded_context_length` then `max_context_length`.
+fn entry_window(m: &Value) -> Option<u64> {
+    positive(m.get("max_model_len"))
+        .or_else(|| positive(m.get("context_length")))
+        .or_else(|| positive(m.get("context_window")))
+        .or_else(|| positive(m.pointer("/meta/n_ctx")))
+        .or_else(|| positive(m.get("loaded_context_length")))
+        .or_else(|| positive(m.get("max_context_length")))
+}
+
+fn read_model_window(v: &Value, model: &str) -> Option<u64> {
+    model_in_list(v, model).and_then(entry_window)
+}
+
+/// LM Studio's own list names every model it has: only the configured one
+/// counts.
+fn read_lmstudio_window(v: &Value, model: &str) -> Option<u64> {
+    v.get("data")?
+        .as_array()?
+        .iter()
+        .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
+        .and_then(entry_window)
+}
+
+fn read_models(v: &Value, _model: &str) -> Option<Vec<ModelEntry>> {
+    let list = v.get("data")?.as_array()?;
+    Some(
+        list.iter()
+            .filter_map(|m| {
+                Some(ModelEntry {
+                    id: m.get("id")?.as_str()?.to_owned(),
+                    window: entry_window(m),
+                })
+            })
+            .collect(),
+    )
 }
 
 /// Message history in Chat Completions shape. Reasoning is never sent back
@@ -124,13 +215,9 @@ impl Provider for OpenAi {
         if let Some(k) = &s.cache_key {
             body["prompt_cache_key"] = json!(k);
         }
-        let mut headers = Vec::new();
-        if let Some(key) = &s.key {
-            headers.push(("authorization", format!("Bearer {key}")));
-        }
         WireRequest {
             url: format!("{}/chat/completions", s.base_url),
-            headers,
+            headers: self.headers(),
             body: body.to_string().into_bytes(),
         }
     }
@@ -151,7 +238,7 @@ impl Provider for OpenAi {
         let chunk: Chunk<'_> =
             serde_json::from_str(data).map_err(|e| malformed(self.name, data, &e))?;
         if let Some(err) = chunk.error {
-            return Err(stream_server_error(self.name, error_text(&err)));
+            return Err(stream_server_error(self.name, &err));
         }
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
@@ -170,7 +257,7 @@ impl Provider for OpenAi {
         let resp: Whole<'_> =
             serde_json::from_slice(body).map_err(|e| malformed_body(self.name, body, &e))?;
         if let Some(err) = resp.error {
-            return Err(stream_server_error(self.name, error_text(&err)));
+            return Err(stream_server_error(self.name, &err));
         }
         if let Some(choice) = resp.choices.into_iter().next()
             && let Some(message) = choice.message
@@ -184,14 +271,48 @@ impl Provider for OpenAi {
     fn error_message(&self, body: &[u8]) -> Option<String> {
         common_error_message(body)
     }
-}
 
-fn error_text(err: &Value) -> String {
-    err.get("message")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .or_else(|| err.as_str().map(str::to_owned))
-        .unwrap_or_else(|| err.to_string())
+    fn window_probes(&self) -> Vec<Probe<u64>> {
+        if !self.compatible() {
+            return Vec::new();
+        }
+        let root = self.root();
+        let model = url_escape(&self.settings.model);
+        vec![
+            // A router of several models answers about this one only if it
+            // is loaded; it must not load it (that may evict another).
+            self.get(
+                "/props",
+                format!("{root}/props?model={model}&autoload=false"),
+                read_props,
+            ),
+            self.get(
+                "/models",
+                format!("{}/models", self.settings.base_url),
+                read_model_window,
+            ),
+            self.get(
+                "/api/v0/models",
+                format!("{root}/api/v0/models"),
+                read_lmstudio_window,
+            ),
+        ]
+    }
+
+    fn known_window(&self) -> Option<u64> {
+        if self.compatible() {
+            return None;
+        }
+        known_by_prefix(OPENAI_WINDOWS, &self.settings.model)
+    }
+
+    fn models_probe(&self) -> Option<Probe<Vec<ModelEntry>>> {
+        Some(self.get(
+            "/models",
+            format!("{}/models", self.settings.base_url),
+            read_models,
+        ))
+    }
 }
 
 /// The counts of a chunk or a whole answer. The cached part of the prompt

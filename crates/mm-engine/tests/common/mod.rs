@@ -51,7 +51,7 @@ pub fn cfg(provider: &str, url: &str) -> Config {
         api_key_env: None,
         watchdog: 5,
         retries: 0,
-        context_window: 12345,
+        context_window: mm_config::ContextWindow::Tokens(12345),
         max_tokens: 4321,
         thinking: mm_config::Thinking::Off,
         ..Config::default()

@@ -50,6 +50,7 @@ async fn main() -> ExitCode {
     let options = Options {
         port: cli.port,
         repeat: cli.repeat,
+        ..Options::default()
     };
     let server = match MockServer::start_with(script, options).await {
         Ok(server) => server,

@@ -32,18 +32,15 @@ const NAME: &str = "read_file";
 const READS: &str = "read_file reads";
 
 /// The `read_file` tool. Reads only: no permission, kind `read`.
+#[derive(Default)]
 pub struct ReadFile {
-    max_output: usize,
     secrets: Vec<String>,
 }
 
 impl ReadFile {
-    /// `max_output`: the `maxOutput` setting, in characters.
-    pub fn new(max_output: usize) -> Self {
-        ReadFile {
-            max_output,
-            secrets: Vec::new(),
-        }
+    /// The tool; its output is cut to the call's `max_output`.
+    pub fn new() -> Self {
+        ReadFile::default()
     }
 
     /// Key values to replace by `[redacted]` before the text is cut
@@ -155,7 +152,7 @@ impl Tool for ReadFile {
                 Err(text) => return ToolOutput::fail(text),
             };
             let abs = absolute(&ctx.cwd, &a.path);
-            let max = self.max_output;
+            let max = ctx.max_output;
             let secrets = self.secrets.clone();
             let cancel = ctx.cancel.clone();
             let work = blocking(move || {

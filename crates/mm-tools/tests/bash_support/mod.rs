@@ -36,28 +36,34 @@ impl Drop for TempDir {
     }
 }
 
+/// A call's context in `cwd`, with the default output budget (30000).
 pub fn ctx(cwd: &Path) -> ToolContext {
+    ctx_max(cwd, 30_000)
+}
+
+/// A call's context in `cwd` whose output budget is `max_output`.
+pub fn ctx_max(cwd: &Path, max_output: usize) -> ToolContext {
     ToolContext {
         cwd: cwd.to_path_buf(),
         sink: Arc::new(mm_ui::NullSink),
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
+        max_output,
     }
 }
 
-pub fn settings(timeout_secs: u64, max_output: usize) -> BashSettings {
+pub fn settings(timeout_secs: u64) -> BashSettings {
     BashSettings {
         timeout: Duration::from_secs(timeout_secs),
-        max_output,
         secrets_env: Vec::new(),
         secrets: Vec::new(),
     }
 }
 
-pub fn bash(timeout_secs: u64, max_output: usize) -> (Bash, ProcessRegistry) {
+pub fn bash(timeout_secs: u64) -> (Bash, ProcessRegistry) {
     let registry = ProcessRegistry::new();
     (
-        Bash::with_registry(settings(timeout_secs, max_output), registry.clone()),
+        Bash::with_registry(settings(timeout_secs), registry.clone()),
         registry,
     )
 }
@@ -66,7 +72,7 @@ pub fn bash(timeout_secs: u64, max_output: usize) -> (Bash, ProcessRegistry) {
 /// bounded by a 30 s test timeout.
 pub async fn run(command: &str) -> String {
     let dir = TempDir::new();
-    let (b, _) = bash(10, 30_000);
+    let (b, _) = bash(10);
     tokio::time::timeout(
         Duration::from_secs(30),
         b.execute(command, &ctx(dir.path())),

@@ -18,13 +18,21 @@ pub struct Env {
 }
 
 impl Env {
+    /// A temp root whose calls may return 30000 characters (`maxOutput`'s
+    /// default).
     pub fn new() -> Env {
+        Env::with_max(30_000)
+    }
+
+    /// A temp root whose calls may return `max_output` characters.
+    pub fn with_max(max_output: usize) -> Env {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ToolContext {
             cwd: dir.path().to_path_buf(),
             sink: Arc::new(mm_ui::NullSink),
             cancel: CancellationToken::new(),
             permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
+            max_output,
         };
         Env { dir, ctx }
     }

@@ -1,0 +1,245 @@
+//! The model's context window as the server reports it, and the server's
+//! list of models: the questions a provider's row knows how to ask
+//! ([`crate::wire::Probe`]), sent here once for every provider alike.
+//!
+//! The window is asked once per provider, address and model in a process
+//! (an editor's sessions share the answer), never for longer than
+//! [`DISCOVERY_BOUND`], and an answer that could not be had (a server not
+//! up yet, a timeout) is not remembered, so a later session asks again.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use mm_config::FALLBACK_WINDOW;
+
+use crate::engine::{Engine, Inner};
+use crate::error::{EngineError, one_line};
+use crate::wire::{ModelEntry, Probe};
+
+/// The longest the window question may hold up a first request.
+pub const DISCOVERY_BOUND: Duration = Duration::from_secs(3);
+
+/// One question's own limit, so a silent endpoint leaves time for the next.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(1500);
+
+/// How long the model list may take.
+const LIST_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The window in force and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    pub tokens: u64,
+    pub source: WindowSource,
+}
+
+/// Where a window came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WindowSource {
+    /// `contextWindow` set to a number.
+    Setting,
+    /// The server answered this endpoint (`/props`, `/api/show`...).
+    Server(&'static str),
+    /// The provider's table of its models.
+    KnownModel,
+    /// Nothing said: [`FALLBACK_WINDOW`].
+    Fallback,
+    /// A "prompt too long" answer named the server's window.
+    Overflow,
+}
+
+impl fmt::Display for WindowSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WindowSource::Setting => f.write_str("setting"),
+            WindowSource::Server(label) => write!(f, "server {label}"),
+            WindowSource::KnownModel => f.write_str("known model"),
+            WindowSource::Fallback => f.write_str("default: the server did not say"),
+            WindowSource::Overflow => f.write_str("the server's answer to a request too long"),
+        }
+    }
+}
+
+impl Window {
+    /// The window before the server was asked: the setting's number, else
+    /// the model's known window, else the fallback.
+    pub(crate) fn initial(setting: Option<u64>, known: Option<u64>) -> Window {
+        match (setting, known) {
+            (Some(tokens), _) => Window {
+                tokens,
+                source: WindowSource::Setting,
+            },
+            (None, Some(tokens)) => Window {
+                tokens,
+                source: WindowSource::KnownModel,
+            },
+            (None, None) => Window {
+                tokens: FALLBACK_WINDOW,
+                source: WindowSource::Fallback,
+            },
+        }
+    }
+}
+
+/// Answers already had in this process, by provider, address and model.
+fn cache() -> &'static Mutex<HashMap<String, Window>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Window>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn cache_key(inner: &Inner) -> String {
+    format!("{}\n{}\n{}", inner.spec.name, inner.base_url, inner.model)
+}
+
+/// Why one question got no usable answer.
+enum Miss {
+    /// Nothing answers there (yet): not worth remembering.
+    Unreachable,
+    /// The server answered, but not with a window.
+    Answered,
+}
+
+impl Inner {
+    /// Send one probe; the JSON of a 2xx answer.
+    async fn probe_json<T>(
+        &self,
+        probe: &Probe<T>,
+        limit: Duration,
+    ) -> Result<serde_json::Value, EngineError> {
+        let mut b = match &probe.body {
+            Some(body) => self
+                .client
+                .post(&probe.url)
+                .header("content-type", "application/json")
+                .body(body.clone()),
+            None => self.client.get(&probe.url),
+        };
+        for (name, value) in &probe.headers {
+            b = b.header(*name, value);
+        }
+        let work = async {
+            let resp = b.send().await.map_err(|e| self.send_error(e))?;
+            let status = resp.status();
+            if !status.is_success() {
+                return Err(self.error_of(resp).await);
+            }
+            let bytes = resp.bytes().await.map_err(|e| {
+                EngineError::Stream(format!("the answer of {} broke off: {e}", probe.label))
+            })?;
+            serde_json::from_slice(&bytes).map_err(|_| {
+                EngineError::Stream(format!(
+                    "{} at {} answered {} with something that is not JSON: {}",
+                    self.spec.name,
+                    self.url_for_errors(),
+                    probe.label,
+                    one_line(&String::from_utf8_lossy(&bytes), 120)
+                ))
+            })
+        };
+        match tokio::time::timeout(limit, work).await {
+            Ok(r) => r,
+            Err(_) => Err(EngineError::Connection {
+                provider: self.spec.name.to_owned(),
+                url: self.url_for_errors(),
+                detail: format!("no answer to {} within {}s", probe.label, limit.as_secs()),
+            }),
+        }
+    }
+
+    async fn ask_window(&self) -> Result<Window, Miss> {
+        let mut miss = Miss::Unreachable;
+        for probe in self.provider.window_probes() {
+            match self.probe_json(&probe, PROBE_TIMEOUT).await {
+                Ok(json) => {
+                    if let Some(tokens) = (probe.read)(&json, &self.model) {
+                        return Ok(Window {
+                            tokens,
+                            source: WindowSource::Server(probe.label),
+                        });
+                    }
+                    miss = Miss::Answered;
+                }
+                Err(EngineError::Unreachable { .. } | EngineError::Connection { .. }) => {}
+                Err(e) => {
+                    tracing::debug!(probe = probe.label, %e, "no window from the server");
+                    miss = Miss::Answered;
+                }
+            }
+        }
+        Err(miss)
+    }
+}
+
+impl Engine {
+    /// The window in force: the setting's number, else what the server
+    /// reported (once [`Engine::discover_window`] ran and the agent took
+    /// it with [`Engine::with_window`]), else the model's known window,
+    /// else 32768.
+    pub fn window(&self) -> Window {
+        self.inner.window.clone()
+    }
+
+    /// Ask the server for the model's window (decisions.md 28): at most
+    /// once per provider, address and model in this process, and never
+    /// for longer than [`DISCOVERY_BOUND`]. A number in `contextWindow`
+    /// wins without asking. Without an answer, the window in force stays.
+    pub async fn discover_window(&self) -> Window {
+        let inner = &*self.inner;
+        if inner.window.source == WindowSource::Setting {
+            return inner.window.clone();
+        }
+        let key = cache_key(inner);
+        if let Some(w) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return w;
+        }
+        let known = Window::initial(None, inner.provider.known_window());
+        let found = match tokio::time::timeout(DISCOVERY_BOUND, inner.ask_window()).await {
+            Ok(Ok(w)) => Some(w),
+            Ok(Err(Miss::Answered)) => Some(known.clone()),
+            Ok(Err(Miss::Unreachable)) | Err(_) => None,
+        };
+        match found {
+            Some(w) => {
+                if let Ok(mut c) = cache().lock() {
+                    c.insert(key, w.clone());
+                }
+                w
+            }
+            None => inner.window.clone(),
+        }
+    }
+
+    /// Remember `window` as this model's for the rest of the process (a
+    /// server's overflow answer named it), so other sessions start with it.
+    pub fn remember_window(&self, window: &Window) {
+        if self.inner.window.source == WindowSource::Setting {
+            return;
+        }
+        if let Ok(mut c) = cache().lock() {
+            c.insert(cache_key(&self.inner), window.clone());
+        }
+    }
+
+    /// The server's models (`/model` without a name): Ollama's
+    /// `/api/tags`, the OpenAI-shaped `/models`, Anthropic's and Gemini's
+    /// lists.
+    pub async fn list_models(&self) -> Result<Vec<ModelEntry>, EngineError> {
+        let inner = &*self.inner;
+        let Some(probe) = inner.provider.models_probe() else {
+            return Ok(Vec::new());
+        };
+        let json = inner.probe_json(&probe, LIST_TIMEOUT).await?;
+        let mut models = (probe.read)(&json, &inner.model).ok_or_else(|| {
+            EngineError::Stream(format!(
+                "{} at {} answered {} without a list of models",
+                inner.spec.name,
+                inner.url_for_errors(),
+                probe.label
+            ))
+        })?;
+        models.sort_by(|a, b| a.id.cmp(&b.id));
+        models.dedup_by(|a, b| a.id == b.id);
+        Ok(models)
+    }
+}
