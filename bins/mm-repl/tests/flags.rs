@@ -152,3 +152,42 @@ fn a_session_that_cannot_be_resumed_is_a_start_error() {
     );
     assert!(w.chats().is_empty(), "no question was sent");
 }
+
+#[test]
+fn print_config_names_the_window_the_server_reports() {
+    let w = World::serving(
+        vec![],
+        "",
+        mm_mock::Options {
+            window: Some(1024),
+            ..mm_mock::Options::default()
+        },
+    );
+    let out = w.run(&["--print-config"], None);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    let line = |key: &str| {
+        printed
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(key))
+            .unwrap_or_else(|| panic!("no {key} line in:\n{printed}"))
+            .to_owned()
+    };
+    assert_eq!(
+        line("contextWindow"),
+        "contextWindow       = auto: 1024 (server /props)  # default"
+    );
+    assert!(
+        line("compact.keepRecent").contains("(capped at 256, a quarter of contextWindow)"),
+        "{printed}"
+    );
+    // A number in the file is shown as it is, and the server is not asked.
+    w.write_config(&format!(
+        "model: openai-compatible/test\nbaseURL: {}/v1\ncontextWindow: 4096\n",
+        w.server.url()
+    ));
+    let asked = w.server.all_requests().len();
+    let out = w.run(&["--print-config"], None);
+    assert!(text(&out.stdout).contains("contextWindow       = 4096  # user file"));
+    assert_eq!(w.server.all_requests().len(), asked);
+}

@@ -616,6 +616,9 @@ impl Agent {
             .prepare(&mut self.toolbox, &mut self.decls, sink, cancel)
             .await;
         self.settle_window().await;
+        if let Some(text) = self.question_too_long() {
+            return TurnOutcome::Failed(text);
+        }
         let max_turns = self.config.max_turns.max(1);
         let mut compacted_for_length = false;
         let mut request = 0;
@@ -663,14 +666,7 @@ impl Agent {
                             continue;
                         }
                     }
-                    return self.fail(
-                        None,
-                        format!(
-                            "the request ({prompt} tokens) does not fit the model's window of \
-                             {window} tokens, even with the conversation compacted; ask a \
-                             shorter question, or give the model server a larger window"
-                        ),
-                    );
+                    return self.fail(None, too_long_text(prompt, window));
                 }
                 Err(GenerateError { error, partial }) => {
                     return self.fail(partial, error.to_string());
@@ -840,6 +836,25 @@ impl Agent {
                 .iter()
                 .map(|d| d.name.len() + d.description.len() + d.parameters.to_string().len())
                 .sum::<usize>()
+    }
+
+    /// The failure of a question that cannot fit the window even alone
+    /// (with the system prompt and the tool declarations): no compaction
+    /// could help, so none is tried.
+    fn question_too_long(&self) -> Option<String> {
+        let question = match self.history.last() {
+            Some(Message::User { content }) => content.len(),
+            _ => return None,
+        };
+        let chars = self.request_chars()
+            - self
+                .history
+                .iter()
+                .map(compact::message_chars)
+                .sum::<usize>();
+        let tokens = compact::estimate_tokens(chars + question, self.ratio);
+        let window = self.engine.window().tokens;
+        (tokens > window * 9 / 10).then(|| too_long_text(tokens, window))
     }
 
     fn over_threshold(&self) -> bool {
@@ -1023,6 +1038,15 @@ impl Agent {
         sink.event(Event::Error { text: text.clone() });
         self.not_saved = Some(text);
     }
+}
+
+/// The one line of a request that cannot fit the window.
+fn too_long_text(prompt: u64, window: u64) -> String {
+    format!(
+        "the request ({prompt} tokens) does not fit the model's window of {window} tokens, even \
+         with the conversation compacted; ask a shorter question, or give the model server a \
+         larger window"
+    )
 }
 
 /// Start asking the server for the model's window, when there is a

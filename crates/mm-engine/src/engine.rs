@@ -242,11 +242,13 @@ impl Engine {
     }
 
     /// This engine with `window` in force: requests that carry the window
-    /// (Ollama's `num_ctx`) carry this one. A number in the settings is
-    /// never replaced.
+    /// (Ollama's `num_ctx`) carry this one. A number in the settings wins
+    /// over what the server reports, but not over a server's refusal of a
+    /// request too long ([`WindowSource::Overflow`]): that is a fact.
     pub fn with_window(&self, window: Window) -> Engine {
         let i = &self.inner;
-        if i.window.source == WindowSource::Setting || i.window == window {
+        let set = i.window.source == WindowSource::Setting;
+        if (set && window.source != WindowSource::Overflow) || i.window == window {
             return self.clone();
         }
         let mut settings = i.settings.clone();

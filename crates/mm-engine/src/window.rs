@@ -213,9 +213,6 @@ impl Engine {
     /// Remember `window` as this model's for the rest of the process (a
     /// server's overflow answer named it), so other sessions start with it.
     pub fn remember_window(&self, window: &Window) {
-        if self.inner.window.source == WindowSource::Setting {
-            return;
-        }
         if let Ok(mut c) = cache().lock() {
             c.insert(cache_key(&self.inner), window.clone());
         }

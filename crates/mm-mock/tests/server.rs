@@ -339,3 +339,79 @@ async fn binary_rejects_a_bad_script_file() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("is not a JSON array of replies"), "{err}");
 }
+
+#[tokio::test]
+async fn routes_and_exact_bodies_answer_as_given() {
+    let server = MockServer::start_with(
+        vec![Reply::Body {
+            status: 400,
+            body: json!({"error": {"type": "exceed_context_size_error", "n_ctx": 8}}),
+        }],
+        Options {
+            routes: vec![mm_mock::Route::get("/props", json!({"n_ctx": 8}))],
+            ..Options::default()
+        },
+    )
+    .await
+    .unwrap();
+    let props: Value = client()
+        .get(format!("{}/props?model=x", server.url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(props, json!({"n_ctx": 8}));
+    let resp = post(&server, Wire::OpenAi, true).await;
+    assert_eq!(resp.status(), 400);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["n_ctx"], 8);
+    assert_eq!(server.requests().len(), 1, "the chat request");
+    assert_eq!(server.all_requests().len(), 2, "and /props");
+}
+
+#[tokio::test]
+async fn a_simulated_window_refuses_each_wire_its_own_way_and_ollama_cuts() {
+    let window = 5; // tokens: every request body is longer
+    let options = || Options {
+        window: Some(window),
+        ..Options::default()
+    };
+    for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Gemini] {
+        let server = MockServer::start_with(vec![Reply::text("kept")], options())
+            .await
+            .unwrap();
+        let resp = post(&server, wire, false).await;
+        assert_eq!(resp.status(), 400, "{wire:?}");
+        let body: Value = resp.json().await.unwrap();
+        let text = body.to_string();
+        assert!(
+            text.contains("exceed_context_size_error")
+                || text.contains("prompt is too long")
+                || text.contains("INVALID_ARGUMENT"),
+            "{wire:?}: {text}"
+        );
+        assert_eq!(server.remaining(), 1, "{wire:?}: no reply used");
+    }
+    // Ollama answers, reporting the window as the prompt's size.
+    let server = MockServer::start_with(vec![Reply::text("cut")], options())
+        .await
+        .unwrap();
+    let read = read(Wire::Ollama, post(&server, Wire::Ollama, true).await).await;
+    let last = read.jsons().last().unwrap().to_string();
+    assert!(
+        last.contains(&format!("\"prompt_eval_count\":{window}")),
+        "{last}"
+    );
+    // Each wire's discovery endpoint tells the window.
+    let props: Value = client()
+        .get(format!("{}/props", server.url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(props["default_generation_settings"]["n_ctx"], window);
+}

@@ -27,12 +27,20 @@ impl World {
     /// A world whose model plays `script`, with a user config file that
     /// points at it (`openai-compatible/test`, no retries) plus `extra` YAML.
     pub fn new(script: Vec<Reply>, extra: &str) -> World {
+        World::serving(script, extra, mm_mock::Options::default())
+    }
+
+    /// [`World::new`] with a server started with `options` (a simulated
+    /// window, fixed routes).
+    pub fn serving(script: Vec<Reply>, extra: &str, options: mm_mock::Options) -> World {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .unwrap();
-        let server = rt.block_on(MockServer::start(script)).unwrap();
+        let server = rt
+            .block_on(MockServer::start_with(script, options))
+            .unwrap();
         let root = tempfile::tempdir().unwrap();
         for d in ["home", "config", "data", "state", "work"] {
             std::fs::create_dir_all(root.path().join(d)).unwrap();
