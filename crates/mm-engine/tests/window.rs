@@ -380,7 +380,9 @@ async fn model_lists_of_every_provider() {
 /// an overflow with the sizes it names, never a plain failure.
 #[tokio::test]
 async fn overflow_answers_of_each_server_over_http() {
-    let cases: Vec<(&str, u16, Value, Option<u64>, Option<u64>)> = vec![
+    // provider, status, body, the window and the prompt size it names
+    type Case = (&'static str, u16, Value, Option<u64>, Option<u64>);
+    let cases: Vec<Case> = vec![
         (
             "openai-compatible",
             400,
