@@ -625,3 +625,40 @@ fn custom_commands_instructions_and_init_in_the_repl() {
         mm_agent::commands::INIT_PROMPT.replace("{file}", "AGENTS.md")
     );
 }
+
+#[test]
+fn model_alone_lists_the_servers_models_and_marks_the_one_in_use() {
+    let w = World::serving(
+        vec![mm_mock::Reply::text("Hi.")],
+        "",
+        mm_mock::Options {
+            routes: vec![mm_mock::Route::get(
+                "/v1/models",
+                serde_json::json!({"object": "list", "data": [
+                    {"id": "test", "max_model_len": 8192},
+                    {"id": "qwen2.5-coder", "max_model_len": 32768},
+                ]}),
+            )],
+            ..mm_mock::Options::default()
+        },
+    );
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/model");
+    expect(&mut s, "model: openai-compatible/test at ");
+    expect(
+        &mut s,
+        "the server's models (/model PROVIDER/MODEL switches):",
+    );
+    expect(&mut s, "  openai-compatible/qwen2.5-coder  (32768 tokens)");
+    expect(&mut s, "* openai-compatible/test  (8192 tokens)");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/model openai-compatible/qwen2.5-coder");
+    expect(&mut s, "model: openai-compatible/qwen2.5-coder at ");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "hello");
+    expect(&mut s, "Hi.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    assert_eq!(w.chats()[0]["model"], "qwen2.5-coder");
+}

@@ -379,7 +379,8 @@ impl App {
                     p.down();
                 }
             }
-            Action::PopupAccept => self.accept(),
+            Action::PopupAccept => self.accept(true),
+            Action::PopupComplete => self.accept(false),
             Action::Decide(d) => {
                 self.shared.answer(d);
             }
@@ -451,7 +452,9 @@ impl App {
         self.ui.input.insert_str(with);
     }
 
-    fn accept(&mut self) {
+    /// Take the chosen row: a command runs when `run` (Enter) and it can
+    /// run without an argument, else it is put in the input for one.
+    fn accept(&mut self, run: bool) {
         let Some(p) = self.ui.popup.take() else {
             return;
         };
@@ -460,7 +463,7 @@ impl App {
         };
         match p.kind {
             Kind::Commands => {
-                if item.run {
+                if run && item.run {
                     self.ui.take_text();
                     self.ui.history.push(&item.insert);
                     self.dispatch(item.insert);
@@ -878,6 +881,23 @@ mod tests {
         assert_eq!(app.ui.text(), "");
         key(&mut app, KeyCode::Up);
         assert_eq!(app.ui.text(), "/help");
+    }
+
+    #[test]
+    fn tab_in_the_picker_puts_a_command_in_the_input_for_its_argument() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(dir.path());
+        typed(&mut app, "/mod");
+        key(&mut app, KeyCode::Tab);
+        assert_eq!(app.ui.text(), "/model ");
+        assert!(app.ui.popup.is_none());
+        // Enter on a command whose argument may be left out runs it: the
+        // input is emptied, nothing is left for the next line to join.
+        app.ui.set_text("");
+        typed(&mut app, "/new");
+        key(&mut app, KeyCode::Enter);
+        assert_eq!(app.ui.text(), "");
+        assert_eq!(last(&app), EntryKind::Notice("new session".into()));
     }
 
     #[test]

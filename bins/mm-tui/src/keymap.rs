@@ -73,6 +73,9 @@ pub enum Action {
     PopupUp,
     PopupDown,
     PopupAccept,
+    /// Put the chosen row in the input without running it (Tab), to type
+    /// a command's argument.
+    PopupComplete,
     Decide(Decision),
     Redraw,
     Nothing,
@@ -112,7 +115,7 @@ pub fn key(key: KeyEvent, ctx: &Context) -> Action {
             KeyCode::Up => Action::PopupUp,
             KeyCode::Down => Action::PopupDown,
             KeyCode::Enter if !alt && !shift => Action::PopupAccept,
-            KeyCode::Tab => Action::PopupAccept,
+            KeyCode::Tab => Action::PopupComplete,
             KeyCode::Esc => Action::Cancel,
             _ => normal(key, ctx, ctrl, alt, shift),
         },
@@ -233,6 +236,7 @@ mod tests {
         let p = ctx(Mode::Popup);
         assert_eq!(key(k(KeyCode::Down), &p), Action::PopupDown);
         assert_eq!(key(k(KeyCode::Enter), &p), Action::PopupAccept);
+        assert_eq!(key(k(KeyCode::Tab), &p), Action::PopupComplete);
         assert!(matches!(key(k(KeyCode::Char('c')), &p), Action::Edit(_)));
     }
 

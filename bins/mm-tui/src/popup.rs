@@ -21,7 +21,8 @@ pub struct Item {
     pub detail: String,
     /// The text that replaces what was typed when the row is taken.
     pub insert: String,
-    /// Taking it runs it at once (a command without an argument).
+    /// Enter runs it at once (a command whose argument may be left out);
+    /// else it is put in the input for its argument.
     pub run: bool,
 }
 
@@ -58,13 +59,17 @@ pub fn commands(typed: &str, table: &Commands) -> Vec<Item> {
         .filter(|c| c.name().starts_with(typed))
         .map(|c| Item {
             label: c.usage(),
-            detail: c.description().to_string(),
+            detail: if c.needs_argument() {
+                format!("{} (type the argument, then Enter)", c.description())
+            } else {
+                c.description().to_string()
+            },
             insert: if c.argument().is_some() {
                 format!("/{} ", c.name())
             } else {
                 format!("/{}", c.name())
             },
-            run: c.argument().is_none(),
+            run: !c.needs_argument(),
         })
         .collect()
 }
@@ -221,10 +226,10 @@ mod tests {
         let c = picker_for("/co", &table).unwrap();
         let labels: Vec<_> = c.items.iter().map(|i| i.label.as_str()).collect();
         assert_eq!(labels, ["/compact [focus]", "/copy"]);
-        assert!(
-            !c.items[0].run,
-            "compact takes an argument: insert, do not run"
-        );
+        // Enter runs a command whose argument may be left out; Tab puts it
+        // in the input, with a space for the argument.
+        assert!(c.items[0].run, "compact's focus is optional: Enter runs it");
+        assert_eq!(c.items[0].insert, "/compact ");
         assert!(c.items[1].run);
         assert_eq!(picker_for("/compact now", &table), None);
         assert_eq!(picker_for("/zzz", &table), None);

@@ -33,12 +33,19 @@ impl World {
 
     /// A world whose user file holds `settings` after the model's address.
     fn with(script: Vec<Reply>, settings: &str) -> World {
+        World::serving(script, settings, mm_mock::Options::default())
+    }
+
+    /// [`World::with`], the server started with `options`.
+    fn serving(script: Vec<Reply>, settings: &str, options: mm_mock::Options) -> World {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .unwrap();
-        let server = rt.block_on(MockServer::start(script)).unwrap();
+        let server = rt
+            .block_on(MockServer::start_with(script, options))
+            .unwrap();
         let root = tempfile::tempdir().unwrap();
         for d in ["home", "config/mm", "data", "state", "work"] {
             std::fs::create_dir_all(root.path().join(d)).unwrap();
@@ -416,7 +423,7 @@ fn undo_redo_and_a_coloured_diff_in_the_window() {
     win.send("a");
     win.wait_for("All three done.");
     // The turn is over once its recap is in (after its last checkpoint).
-    win.wait_for("⚙ 1 command(s)");
+    win.wait_for_idle("⚙ 1 command(s)");
     assert_eq!(read("c.txt").as_deref(), Some("x\n"));
 
     win.type_line("/diff");
@@ -424,10 +431,9 @@ fn undo_redo_and_a_coloured_diff_in_the_window() {
     assert_eq!(colour_of(&win, "+a edited"), vt100::Color::Idx(2), "green");
     assert_eq!(colour_of(&win, "-a"), vt100::Color::Idx(1), "red");
 
-    // The picker completes a command that takes an argument (`/undo
-    // [force]`) on the first Enter; the second runs it.
+    // Enter in the picker runs a command whose argument may be left out
+    // (`/undo [force]`).
     win.type_line("/undo");
-    win.type_line("");
     win.wait_for("a.txt restored, b.txt recreated, c.txt removed");
     assert_eq!(read("a.txt").as_deref(), Some("a\n"));
     assert_eq!(read("b.txt").as_deref(), Some("b\n"));
@@ -436,7 +442,6 @@ fn undo_redo_and_a_coloured_diff_in_the_window() {
     assert_eq!(std::fs::read(w.cwd.join(".git/index")).unwrap(), index);
 
     win.type_line("/redo");
-    win.type_line("");
     win.wait_for("redid \"edit a, remove b, make c\"");
     assert_eq!(read("a.txt").as_deref(), Some("a edited\n"));
     assert_eq!(read("b.txt"), None);
@@ -535,7 +540,8 @@ fn custom_commands_in_the_picker_instructions_and_init_in_the_window() {
     win.send("/rev");
     let screen = win.wait_for("Review one file (user)");
     assert!(screen.contains("/review <path>"), "{screen}");
-    // It takes an argument: the first Enter completes the name.
+    // Its prompt takes arguments: Enter puts the name in the input and
+    // waits for them.
     win.send("\r");
     win.type_line("src/lib.rs");
     win.wait_for_idle("Reviewed.");
@@ -682,4 +688,41 @@ fn an_mcp_tool_asks_in_the_window_and_slash_mcp_lists_the_servers() {
         assert!(Instant::now() < deadline, "the server outlived the window");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+#[test]
+fn model_alone_lists_the_servers_models_in_the_window() {
+    let w = World::serving(
+        vec![Reply::text("Hi.")],
+        "",
+        mm_mock::Options {
+            routes: vec![mm_mock::Route::get(
+                "/v1/models",
+                serde_json::json!({"object": "list", "data": [
+                    {"id": "test", "max_model_len": 8192},
+                    {"id": "qwen2.5-coder", "max_model_len": 32768},
+                ]}),
+            )],
+            ..mm_mock::Options::default()
+        },
+    );
+    let mut win = w.spawn();
+    win.wait_for("0/0 tokens");
+    win.type_line("/model");
+    let shown = win.wait_for_idle("openai-compatible/qwen2.5-coder  (32768 tokens)");
+    assert!(
+        shown.contains("the server's models (/model PROVIDER/MODEL switches):"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("* openai-compatible/test  (8192 tokens)"),
+        "{shown}"
+    );
+    win.type_line("/model openai-compatible/qwen2.5-coder");
+    win.wait_for_idle("model: openai-compatible/qwen2.5-coder at ");
+    win.type_line("hello");
+    win.wait_for_idle("Hi.");
+    let (status, _) = win.quit();
+    assert!(status.success());
+    assert_eq!(w.chats()[0]["model"], "qwen2.5-coder");
 }

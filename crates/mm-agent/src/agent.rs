@@ -211,6 +211,17 @@ impl Agent {
         self.engine.base_url()
     }
 
+    /// The `PROVIDER` part of the model in use.
+    pub fn provider(&self) -> &str {
+        self.engine.provider()
+    }
+
+    /// The models the server offers (`/model` without a name; an
+    /// editor's model choice).
+    pub async fn server_models(&self) -> Result<Vec<mm_engine::ModelEntry>, AgentError> {
+        Ok(self.engine.list_models().await?)
+    }
+
     /// The model's window in force and where it came from: the setting's
     /// number, else what the server reported (once a question waited for
     /// it, see [`Agent::settle_window`]), else the model's known window,

@@ -69,8 +69,8 @@ pub(super) fn table() -> Vec<Command> {
         .with_fronts(TERMINAL),
         Command::new(
             "model",
-            "Show the model, or switch to PROVIDER/MODEL",
-            Run::Now(model),
+            "Show the model and the server's models, or switch to PROVIDER/MODEL",
+            Run::Task(model),
         )
         .with_argument(Argument::Optional("[provider/model]".into()))
         .with_fronts(TERMINAL),
@@ -287,13 +287,67 @@ pub fn resumed(agent: &Agent, id: &str) -> String {
     format!("resumed session {id} ({} messages)", agent.history().len())
 }
 
-fn model(agent: &mut Agent, call: &Call<'_>) -> Outcome {
-    if let Some(model) = call.argument()
-        && let Err(e) = agent.set_model(model)
-    {
-        return Outcome::Error(e.to_string());
-    }
-    Outcome::Say(format!("model: {} at {}", agent.model(), agent.base_url()))
+/// `/model PROVIDER/MODEL` switches; `/model` alone says which model is
+/// in use and lists the server's (Ollama's tags, an OpenAI-shaped
+/// `/models`, Anthropic's and Gemini's lists).
+fn model<'a>(
+    agent: &'a mut Agent,
+    call: Call<'a>,
+    _sink: Arc<dyn Sink>,
+    cancel: CancellationToken,
+) -> BoxFuture<'a, Outcome> {
+    Box::pin(async move {
+        if let Some(model) = call.argument() {
+            if let Err(e) = agent.set_model(model) {
+                return Outcome::Error(e.to_string());
+            }
+            return Outcome::Say(model_line(agent));
+        }
+        let listed = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Outcome::Say(model_line(agent)),
+            listed = agent.server_models() => listed,
+        };
+        let provider = agent.provider().to_owned();
+        match listed {
+            Ok(models) if models.is_empty() => {
+                Outcome::Say(format!("{}; the server lists no models", model_line(agent)))
+            }
+            Ok(models) => {
+                let current = agent.model();
+                let mut rows = vec![
+                    model_line(agent),
+                    "the server's models (/model PROVIDER/MODEL switches):".to_owned(),
+                ];
+                rows.extend(models.into_iter().map(|m| {
+                    let name = format!("{provider}/{}", m.id);
+                    let mark = if name == current { "*" } else { " " };
+                    match m.window {
+                        Some(w) => format!("{mark} {name}  ({} tokens)", w),
+                        None => format!("{mark} {name}"),
+                    }
+                }));
+                Outcome::List(rows)
+            }
+            Err(e) => Outcome::Say(format!(
+                "{}; the server's models cannot be listed: {e}",
+                model_line(agent)
+            )),
+        }
+    })
+}
+
+/// `model: ollama/qwen3:8b at http://localhost:11434 (window 40960 tokens,
+/// server /api/show)`.
+fn model_line(agent: &Agent) -> String {
+    let w = agent.window();
+    format!(
+        "model: {} at {} (window {} tokens, {})",
+        agent.model(),
+        agent.base_url(),
+        w.tokens,
+        w.source
+    )
 }
 
 /// What `/init` asks; `{file}` is the first name of the `instructions`

@@ -98,8 +98,9 @@ pub fn command(file: CommandFile, origin: Origin) -> Command {
     // A prompt with placeholders waits for its arguments in a picker; one
     // without runs at once (arguments typed anyway follow the prompt).
     let argument = match (&file.argument_hint, file.takes_arguments()) {
-        (Some(hint), _) => Argument::Optional(hint.clone().into()),
-        (None, true) => Argument::Optional("[arguments]".into()),
+        (Some(hint), true) => Argument::Required(hint.clone().into()),
+        (Some(hint), false) => Argument::Optional(hint.clone().into()),
+        (None, true) => Argument::Required("[arguments]".into()),
         (None, false) => Argument::None,
     };
     let name = file.name.clone();
