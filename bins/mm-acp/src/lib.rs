@@ -10,6 +10,7 @@
 //! never reach into a provider or a tool (crates.md).
 
 pub mod mcp;
+pub mod models;
 pub mod prompt;
 pub mod replay;
 pub mod server;
@@ -19,7 +20,7 @@ use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     CancelNotification, InitializeRequest, ListSessionsRequest, LoadSessionRequest,
-    NewSessionRequest, PromptRequest,
+    NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest,
 };
 use agent_client_protocol::{Agent, Error, Lines};
 use futures::channel::mpsc::UnboundedSender;
@@ -42,6 +43,7 @@ pub async fn serve(
     let on_load = server.clone();
     let on_list = server.clone();
     let on_prompt = server.clone();
+    let on_option = server.clone();
     let on_cancel = server;
     // One queue to stdout for the protocol library and for the answers
     // given here to requests it would answer without their id.
@@ -66,7 +68,9 @@ pub async fn serve(
                         Ok(response) => {
                             let id = response.session_id.clone();
                             if responder.respond(response).is_ok() {
-                                Connection(cx).update(&id, server.commands_update(&id));
+                                let outlet = Connection(cx);
+                                outlet.update(&id, server.commands_update(&id));
+                                server.offer_models(&id, &outlet).await;
                             }
                         }
                         Err(e) => {
@@ -88,6 +92,7 @@ pub async fn serve(
                         Ok(response) => {
                             if responder.respond(response).is_ok() {
                                 outlet.update(&id, server.commands_update(&id));
+                                server.offer_models(&id, &outlet).await;
                             }
                         }
                         Err(e) => {
@@ -112,6 +117,16 @@ pub async fn serve(
         .on_receive_request(
             async move |request: PromptRequest, responder, cx| {
                 on_prompt.clone().prompt(request, responder, cx);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionConfigOptionRequest, responder, _cx| {
+                let server = on_option.clone();
+                tokio::spawn(async move {
+                    let _ = responder.respond_with_result(server.set_config_option(request).await);
+                });
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),

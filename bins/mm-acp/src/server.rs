@@ -18,8 +18,9 @@ use agent_client_protocol::v1::schema::{
     CancelNotification, ClientCapabilities, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
     McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, SessionCapabilities, SessionId, SessionInfo, SessionListCapabilities,
-    SessionUpdate, StopReason, UnstructuredCommandInput,
+    PromptResponse, SessionCapabilities, SessionConfigOptionValue, SessionId, SessionInfo,
+    SessionListCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, StopReason, UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
@@ -30,6 +31,7 @@ use mm_agent::{Agent, EditorServer, PermissionSource};
 use mm_config::SettingsFlags;
 use tokio_util::sync::CancellationToken;
 
+use crate::models::{Choices, MODEL_OPTION};
 use crate::replay;
 use crate::sink::{AcpSink, Connection, IdBook, Outlet};
 
@@ -66,6 +68,8 @@ struct Session {
     ids: Arc<Mutex<IdBook>>,
     /// Tokens of the turns running or waiting in this session.
     turns: Mutex<HashMap<u64, CancellationToken>>,
+    /// The models the editor may choose from.
+    choices: Mutex<Choices>,
 }
 
 impl Session {
@@ -77,6 +81,7 @@ impl Session {
             agent: tokio::sync::Mutex::new(agent),
             ids: Arc::new(Mutex::new(ids)),
             turns: Mutex::new(HashMap::new()),
+            choices: Mutex::new(Choices::default()),
         })
     }
 
@@ -188,9 +193,65 @@ impl Server {
         if let Some(saved) = saved {
             lock(&self.saved).insert(saved.clone(), saved);
         }
+        let model = Choices::default().option(&agent.model());
         let session = Session::new(id.clone(), cwd, agent, IdBook::default());
         lock(&self.sessions).insert(id.0.to_string(), session);
-        Ok(NewSessionResponse::new(id))
+        Ok(NewSessionResponse::new(id).config_options(Some(vec![model])))
+    }
+
+    /// After a session is answered: ask its server for the models and, when
+    /// it lists any, tell the editor (`config_option_update`). A server
+    /// that cannot list them leaves the model in use as the only choice.
+    pub async fn offer_models(&self, id: &SessionId, outlet: &dyn Outlet) {
+        let Some(session) = self.session(id) else {
+            return;
+        };
+        let (asking, provider) = {
+            let agent = session.agent.lock().await;
+            (agent.server_models(), agent.provider().to_owned())
+        };
+        let models = match asking.await {
+            Ok(models) if !models.is_empty() => models,
+            Ok(_) => return,
+            Err(e) => {
+                tracing::info!("the server's models cannot be listed: {e}");
+                return;
+            }
+        };
+        let choices = Choices::of(&provider, models);
+        let current = session.agent.lock().await.model();
+        outlet.update(id, choices.update(&current));
+        *lock(&session.choices) = choices;
+    }
+
+    /// `session/set_config_option`: the editor chose a model (the only
+    /// option mm offers). It takes effect from the next request; a turn
+    /// running now ends first.
+    pub async fn set_config_option(
+        &self,
+        request: SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        let Some(session) = self.session(&request.session_id) else {
+            return Err(agent_client_protocol::v1::schema::Error::session_not_found(
+                request.session_id.clone(),
+            )
+            .into());
+        };
+        if request.config_id.0.as_ref() != MODEL_OPTION {
+            return Err(Error::invalid_params().data(format!(
+                "unknown config option {:?}; mm offers {MODEL_OPTION:?}",
+                request.config_id.0
+            )));
+        }
+        let SessionConfigOptionValue::ValueId { value } = request.value else {
+            return Err(Error::invalid_params().data("the model is a PROVIDER/MODEL value"));
+        };
+        let mut agent = session.agent.lock().await;
+        agent
+            .set_model(&value.0)
+            .map_err(|e| Error::invalid_params().data(e.to_string()))?;
+        let option = lock(&session.choices).option(&agent.model());
+        Ok(SetSessionConfigOptionResponse::new(vec![option]))
     }
 
     fn build_agent(&self, cwd: &Path, servers: &[EditorServer]) -> Result<Agent, Error> {
@@ -267,11 +328,12 @@ impl Server {
             let mut ids = lock(&session.ids);
             replay::updates(agent.history(), &session.cwd, &mut ids)
         };
+        let model = lock(&session.choices).option(&agent.model());
         drop(agent);
         for update in updates {
             outlet.update(&request.session_id, update);
         }
-        Ok(LoadSessionResponse::new())
+        Ok(LoadSessionResponse::new().config_options(Some(vec![model])))
     }
 
     /// `session/list`: the saved sessions of `cwd` (all without it), most

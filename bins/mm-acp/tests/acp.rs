@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, EmbeddedResource, EmbeddedResourceResource,
     ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest, ResourceLink,
-    SessionId, SessionUpdate, StopReason, TextResourceContents,
+    SessionConfigOptionValue, SessionId, SessionUpdate, SetSessionConfigOptionRequest, StopReason,
+    TextResourceContents,
 };
 use common::*;
 use mm_mock::{MockServer, Reply, Step};
@@ -1513,4 +1514,96 @@ async fn custom_commands_are_offered_with_their_hint_and_run_from_a_prompt() {
     );
     // Nothing about the commands reached the model before one was used.
     assert!(!system(0).contains("review"), "{}", system(0));
+}
+
+/// The session's model is a choice the editor offers: session/new names
+/// the model in use, the server's list follows as a config_option_update,
+/// and session/set_config_option switches the model of the next request.
+#[tokio::test]
+async fn the_editor_chooses_the_model_from_the_servers_list() {
+    let mock = MockServer::start_with(
+        vec![Reply::text("Hi from the other model.")],
+        mm_mock::Options {
+            routes: vec![mm_mock::Route::get(
+                "/v1/models",
+                json!({"object": "list", "data": [
+                    {"id": "mock", "max_model_len": 8192},
+                    {"id": "coder", "max_model_len": 32768},
+                ]}),
+            )],
+            ..mm_mock::Options::default()
+        },
+    )
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    run(&env, vec![], |mut ctx| async move {
+        ctx.initialize().await;
+        let created = ctx
+            .cx
+            .send_request(NewSessionRequest::new(ctx.project.clone()))
+            .block_task()
+            .await
+            .unwrap();
+        let options = serde_json::to_value(&created.config_options).unwrap();
+        assert_eq!(options[0]["id"], "model");
+        assert_eq!(options[0]["category"], "model");
+        assert_eq!(options[0]["currentValue"], "openai-compatible/mock");
+        let session = created.session_id;
+
+        let mut seen = Vec::new();
+        let listed = ctx
+            .wait_for(&mut seen, |u| {
+                matches!(u, SessionUpdate::ConfigOptionUpdate(_))
+            })
+            .await;
+        let listed = serde_json::to_value(&listed).unwrap();
+        let values: Vec<&str> = listed["configOptions"][0]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["value"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            values,
+            ["openai-compatible/coder", "openai-compatible/mock"]
+        );
+        assert_eq!(
+            listed["configOptions"][0]["options"][0]["description"],
+            "32768 tokens"
+        );
+
+        let set = ctx
+            .cx
+            .send_request(SetSessionConfigOptionRequest::new(
+                session.clone(),
+                "model",
+                SessionConfigOptionValue::value_id("openai-compatible/coder"),
+            ))
+            .block_task()
+            .await
+            .unwrap();
+        let set = serde_json::to_value(&set).unwrap();
+        assert_eq!(
+            set["configOptions"][0]["currentValue"],
+            "openai-compatible/coder"
+        );
+
+        // An option mm does not have is an error, and the session goes on.
+        let wrong = ctx
+            .cx
+            .send_request(SetSessionConfigOptionRequest::new(
+                session.clone(),
+                "mode",
+                SessionConfigOptionValue::value_id("fast"),
+            ))
+            .block_task()
+            .await;
+        assert!(wrong.is_err());
+
+        ctx.prompt(&session, "hello").await;
+        assert!(chunks(&ctx.drain(), "agent_message_chunk").contains("Hi from the other model."));
+    })
+    .await;
+    assert_eq!(mock.requests()[0].body["model"], "coder");
 }

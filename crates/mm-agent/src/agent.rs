@@ -217,9 +217,13 @@ impl Agent {
     }
 
     /// The models the server offers (`/model` without a name; an
-    /// editor's model choice).
-    pub async fn server_models(&self) -> Result<Vec<mm_engine::ModelEntry>, AgentError> {
-        Ok(self.engine.list_models().await?)
+    /// editor's model choice). The request does not hold the agent: a
+    /// front end may ask it while a turn runs.
+    pub fn server_models(
+        &self,
+    ) -> impl Future<Output = Result<Vec<mm_engine::ModelEntry>, AgentError>> + Send + 'static {
+        let engine = self.engine.clone();
+        async move { Ok(engine.list_models().await?) }
     }
 
     /// The model's window in force and where it came from: the setting's

@@ -26,7 +26,7 @@ pub use agent::{
 };
 pub use mcp::EditorServer;
 pub use mm_config as config;
-pub use mm_engine::{Message, ToolCall, Usage};
+pub use mm_engine::{Message, ModelEntry, ToolCall, Usage, Window, WindowSource};
 pub use mm_store::SessionInfo;
 pub use mm_ui as ui;
 pub use start::{EXIT_START, StartError};
