@@ -6,6 +6,7 @@
 
 pub mod child;
 pub mod diagram;
+pub mod llama;
 pub mod sandbox;
 
 use std::process::{Command, Stdio};

@@ -665,6 +665,15 @@ impl Agent {
                     // take the true window, compact, send again once.
                     self.adopt_window(window);
                     let window = self.engine.window().tokens;
+                    // The server's count of this request teaches what a
+                    // character costs here (a new process has not learnt
+                    // it yet), so the compaction below cuts enough.
+                    if let Some(counted) = prompt {
+                        self.learn_ratio(Usage {
+                            prompt_tokens: counted,
+                            ..Usage::default()
+                        });
+                    }
                     let prompt = prompt.unwrap_or_else(|| {
                         compact::estimate_tokens(self.request_chars(), self.ratio)
                     });
@@ -840,17 +849,32 @@ impl Agent {
 
     /// Characters of the next request.
     fn request_chars(&self) -> usize {
+        self.fixed_chars() + self.history_chars()
+    }
+
+    /// Characters of what every request carries: the system prompt and the
+    /// tool declarations.
+    fn fixed_chars(&self) -> usize {
         self.system.len()
-            + self
-                .history
-                .iter()
-                .map(compact::message_chars)
-                .sum::<usize>()
             + self
                 .decls
                 .iter()
                 .map(|d| d.name.len() + d.description.len() + d.parameters.to_string().len())
                 .sum::<usize>()
+    }
+
+    fn history_chars(&self) -> usize {
+        self.history.iter().map(compact::message_chars).sum()
+    }
+
+    /// Tokens a compacted history may hold beside the fixed part, with an
+    /// eighth of the window left for the answer: half for the summary, half
+    /// for the latest exchanges kept verbatim. On a window that barely
+    /// holds mm's prompt and tools this is nothing.
+    fn history_room(&self) -> u64 {
+        let window = self.engine.window().tokens;
+        let fixed = compact::estimate_tokens(self.fixed_chars(), self.ratio);
+        window.saturating_sub(fixed + window / 8)
     }
 
     /// The failure of a question that cannot fit the window even alone
@@ -861,20 +885,30 @@ impl Agent {
             Some(Message::User { content }) => content.len(),
             _ => return None,
         };
-        let chars = self.request_chars()
-            - self
-                .history
-                .iter()
-                .map(compact::message_chars)
-                .sum::<usize>();
-        let tokens = compact::estimate_tokens(chars + question, self.ratio);
+        let tokens = compact::estimate_tokens(self.fixed_chars() + question, self.ratio);
         let window = self.engine.window().tokens;
-        (tokens > window * 9 / 10).then(|| too_long_text(tokens, window))
+        (tokens > window).then(|| too_long_text(tokens, window))
     }
 
+    /// What compaction may keep verbatim: `compact.keepRecent` (capped at
+    /// a quarter of the window), and never more than half the room.
+    fn keep_tokens(&self) -> u64 {
+        let window = self.engine.window().tokens;
+        self.config
+            .keep_recent_tokens(window)
+            .min(self.history_room() / 2)
+    }
+
+    /// The next request passes `compact.threshold` of the window and
+    /// compaction would shorten it (on a window taken up by the fixed part
+    /// alone, an empty history is not worth a notice at every turn).
     fn over_threshold(&self) -> bool {
         let estimate = compact::estimate_tokens(self.request_chars(), self.ratio);
         estimate as f64 > self.config.compact.threshold * self.engine.window().tokens as f64
+            && compact::shortens(
+                &self.history,
+                compact::cut_index(&self.history, self.keep_tokens(), self.ratio),
+            )
     }
 
     /// A smaller window an overflow answer named becomes the one in force,
@@ -939,13 +973,27 @@ impl Agent {
             return Err("nothing to compact yet".into());
         }
         let window = self.engine.window().tokens;
-        let keep = self.config.keep_recent_tokens(window);
-        let cut = compact::cut_index(&self.history, keep, self.ratio);
-        if cut == 0 {
+        let cut = compact::cut_index(&self.history, self.keep_tokens(), self.ratio);
+        if !compact::shortens(&self.history, cut) {
             return Err("the conversation is already short".into());
         }
+        let summary_tokens = (window / 4)
+            .min(self.history_room() / 2)
+            .min(self.config.max_tokens);
+        if summary_tokens < compact::MIN_SUMMARY_TOKENS {
+            // No room for a summary beside the system prompt and the tools:
+            // the older messages go, the question stays.
+            self.history = compact::rebuild_without_summary(&self.history, cut);
+            if let Some(session) = self.session.as_mut() {
+                session.record_compaction(cut, "");
+            }
+            return Ok(format!(
+                "compacted: {cut} messages dropped; the model's window ({window} tokens) leaves \
+                 no room for a summary beside mm's prompt and tools (about {} tokens)",
+                compact::estimate_tokens(self.fixed_chars(), self.ratio)
+            ));
+        }
         let instruction = compact::instruction(focus);
-        let summary_tokens = (window / 4).clamp(1, self.config.max_tokens);
         let chars_of = |tokens: u64| -> usize {
             let per_char = self.ratio.unwrap_or(0.25);
             (tokens as f64 / per_char) as usize

@@ -19,6 +19,10 @@ pub const SUMMARY_SYSTEM: &str =
 /// summarised with it.
 pub const SUMMARY_SO_FAR: &str = "[summary of the work before the messages below]\n";
 
+/// The smallest summary worth asking for: below it, a window too small to
+/// hold one drops the older messages instead.
+pub const MIN_SUMMARY_TOKENS: u64 = 48;
+
 /// Put before the question a summary carries when the kept tail lacks it.
 const QUESTION_HEADER: &str = "\n\nThe question being worked on:\n";
 
@@ -158,6 +162,20 @@ pub fn cut_index(history: &[Message], keep_tokens: u64, tokens_per_char: Option<
     cut
 }
 
+/// Whether compacting at `cut` would shorten the history: not when all it
+/// would replace is the question being worked on, which a compacted
+/// history carries again.
+pub fn shortens(history: &[Message], cut: usize) -> bool {
+    let tail_has_question = history[cut.min(history.len())..]
+        .iter()
+        .any(|m| matches!(m, Message::User { .. }));
+    match cut {
+        0 => false,
+        1 => tail_has_question || !matches!(history[0], Message::User { .. }),
+        _ => true,
+    }
+}
+
 /// The compacted history: the summary message, then the kept tail. When the
 /// tail does not hold the last question, the summary message carries it.
 pub fn rebuild(history: &[Message], cut: usize, summary: &str) -> Vec<Message> {
@@ -184,6 +202,30 @@ pub fn rebuild(history: &[Message], cut: usize, summary: &str) -> Vec<Message> {
     }
     let mut out = Vec::with_capacity(tail.len() + 1);
     out.push(Message::user(text));
+    out.extend_from_slice(tail);
+    out
+}
+
+/// The history without its messages before `cut`, and no summary: the
+/// kept tail, led by the latest question when the tail lacks it.
+pub fn rebuild_without_summary(history: &[Message], cut: usize) -> Vec<Message> {
+    let tail = &history[cut.min(history.len())..];
+    let mut out = Vec::with_capacity(tail.len() + 1);
+    if !tail.iter().any(|m| matches!(m, Message::User { .. })) {
+        let question = history[..cut.min(history.len())]
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::User { content } if !content.starts_with(SUMMARY_PREFIX) => {
+                    Some(content.clone())
+                }
+                Message::User { content } => content
+                    .split_once(QUESTION_HEADER)
+                    .map(|(_, q)| q.to_owned()),
+                _ => None,
+            });
+        out.extend(question.map(Message::user));
+    }
     out.extend_from_slice(tail);
     out
 }

@@ -314,7 +314,7 @@ impl Provider for Anthropic {
     }
 
     fn window_probes(&self) -> Vec<Probe<u64>> {
-        vec![Probe {
+        let mut probes = vec![Probe {
             label: "/v1/models",
             url: format!(
                 "{}/v1/models/{}",
@@ -324,7 +324,19 @@ impl Provider for Anthropic {
             headers: self.headers(),
             body: None,
             read: |v, _| positive(v.get("max_input_tokens")),
-        }]
+        }];
+        // An Anthropic endpoint on this machine is most likely llama.cpp's
+        // llama-server, whose window is in `/props`.
+        if crate::engine::is_loopback(&self.settings.base_url) {
+            probes.push(Probe {
+                label: "/props",
+                url: format!("{}/props", self.settings.base_url),
+                headers: self.headers(),
+                body: None,
+                read: super::openai::read_props,
+            });
+        }
+        probes
     }
 
     fn known_window(&self) -> Option<u64> {

@@ -77,7 +77,7 @@ const OPENAI_WINDOWS: &[(&str, u64)] = &[
 
 /// llama.cpp's `/props`: the window of a slot. A router (several models)
 /// answers 0 unless asked about a loaded model.
-fn read_props(v: &Value, _model: &str) -> Option<u64> {
+pub(crate) fn read_props(v: &Value, _model: &str) -> Option<u64> {
     positive(v.pointer("/default_generation_settings/n_ctx")).or_else(|| positive(v.get("n_ctx")))
 }
 

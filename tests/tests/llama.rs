@@ -1,0 +1,305 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! mm against a real llama.cpp `llama-server` with a real small model
+//! (SmolLM2-135M, one thread), the way a user runs it: `mm-repl -p` on the
+//! OpenAI-compatible and the Anthropic wire, `--continue`, `mm-acp`
+//! answering a prompt, the window read from `/props`, five questions on a
+//! 1024-token window all answered, and the server's prompt cache reused
+//! from the second turn on (mm never rewrites its prefix).
+//!
+//! One test, its steps in order, one server: two cores and a model that
+//! reads ~100 tokens a second leave no room for several at once. Locally
+//! it skips, loudly, when `.ci/install-llama` has not run; in CI it is
+//! required.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use mm_tests::child::{Finished, Running, built_binary};
+use mm_tests::llama::{Install, Server};
+use mm_tests::sandbox::Sandbox;
+use serde_json::{Value, json};
+
+/// One `mm-repl -p` may take this long (the first request reads ~950
+/// tokens at ~100 a second on one thread).
+const RUN_LIMIT: Duration = Duration::from_secs(180);
+
+fn repl() -> PathBuf {
+    built_binary("mm-repl").unwrap()
+}
+
+/// `mm-repl -p QUESTION --output-format json` with `extra` flags; the run
+/// and its JSON events.
+fn ask(sb: &Sandbox, server: &Server, extra: &[&str], question: &str) -> (Finished, Vec<Value>) {
+    let mut cmd = sb.command(&repl(), &format!("{}/v1", server.url()));
+    cmd.args(extra)
+        .args(["--output-format", "json", "-p", question]);
+    let run = Running::spawn(&mut cmd).unwrap();
+    let done = run.wait(RUN_LIMIT).unwrap();
+    let events = done
+        .stdout_text()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    (done, events)
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+fn answer(events: &[Value]) -> String {
+    of_type(events, "text")
+        .iter()
+        .filter_map(|e| e["text"].as_str())
+        .collect()
+}
+
+/// The turn ended normally, with an answer and the server's counts.
+fn answered(step: &str, done: &Finished, events: &[Value], server: &Server) -> Value {
+    let end = of_type(events, "turn_end")
+        .last()
+        .map(|e| (*e).clone())
+        .unwrap_or_else(|| {
+            panic!(
+                "{step}: no turn_end: {}\n{}",
+                done.describe(),
+                server.log_text()
+            )
+        });
+    assert_eq!(
+        end["outcome"],
+        "done",
+        "{step}: {end}\n{}\n{}",
+        done.describe(),
+        server.log_text()
+    );
+    assert_eq!(done.code, Some(0), "{step}: {}", done.describe());
+    assert!(!answer(events).trim().is_empty(), "{step}: an empty answer");
+    assert!(end["prompt_tokens"].as_u64().unwrap() > 0, "{step}: {end}");
+    end
+}
+
+#[test]
+fn mm_against_a_real_llama_server() {
+    let Some(install) = Install::or_skip("mm_against_a_real_llama_server") else {
+        return;
+    };
+    let started = Instant::now();
+    let server = Server::start(&install, 1024).unwrap();
+    eprintln!("llama-server up in {:?}", started.elapsed());
+
+    // The window comes from the server's /props.
+    let sb = Sandbox::new("lsp:\n  servers: []\n").unwrap();
+    let mut cmd = sb.command(&repl(), &format!("{}/v1", server.url()));
+    cmd.arg("--print-config");
+    let printed = Running::spawn(&mut cmd).unwrap().wait(RUN_LIMIT).unwrap();
+    assert!(
+        printed
+            .stdout_text()
+            .contains("contextWindow       = auto: 1024 (server /props)  # default"),
+        "{}",
+        printed.describe()
+    );
+
+    // A streamed answer with usage on the OpenAI-compatible wire.
+    let t = Instant::now();
+    let (done, events) = ask(&sb, &server, &[], "What is the capital of France?");
+    let first = answered("openai-compatible", &done, &events, &server);
+    eprintln!("first answer in {:?}: {first}", t.elapsed());
+    let session = of_type(&events, "session")[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // Five more questions in the same session, each a new process
+    // (--continue), on a window of 1024 tokens that mm's prompt and tools
+    // nearly fill: every one is answered, the overflows are compacted
+    // away, and each turn that did not compact read at least 95% of its
+    // prompt from the server's cache.
+    let questions = [
+        "What is 2 plus 2?",
+        "Name a colour of the sky.",
+        "What is the largest ocean on Earth?",
+        "Say hello in Spanish.",
+        "What is the opposite of hot?",
+    ];
+    let mut compactions = 0;
+    let mut reuse = Vec::new();
+    for (i, q) in questions.iter().enumerate() {
+        let t = Instant::now();
+        let (done, events) = ask(&sb, &server, &["--continue"], q);
+        let end = answered(&format!("question {}", i + 2), &done, &events, &server);
+        assert_eq!(
+            of_type(&events, "session")[0]["session_id"],
+            session.as_str()
+        );
+        let notices: Vec<&str> = of_type(&events, "notice")
+            .iter()
+            .filter_map(|e| e["text"].as_str())
+            .collect();
+        let compacted = notices.iter().any(|n| n.contains("compacted:"));
+        if compacted {
+            compactions += 1;
+        }
+        let (cached, prompt) = (
+            end["cached_tokens"].as_u64().unwrap(),
+            end["prompt_tokens"].as_u64().unwrap(),
+        );
+        eprintln!(
+            "question {}: {:?}, {cached} of {prompt} prompt tokens cached, notices {notices:?}",
+            i + 2,
+            t.elapsed()
+        );
+        if !compacted {
+            reuse.push((i + 2, cached, prompt));
+        }
+    }
+    assert!(
+        compactions >= 1,
+        "a 1024-token window overflowed at least once"
+    );
+    assert!(!reuse.is_empty());
+    for (turn, cached, prompt) in &reuse {
+        assert!(
+            *cached * 100 >= *prompt * 95,
+            "turn {turn}: only {cached} of {prompt} prompt tokens came from the cache"
+        );
+    }
+
+    // The Anthropic wire: llama-server's /v1/messages, keyless on loopback.
+    let sb2 = Sandbox::new("lsp:\n  servers: []\n").unwrap();
+    let (done, events) = ask(
+        &sb2,
+        &server,
+        &["--model", "anthropic/smol", "--base-url", &server.url()],
+        "What is the capital of Italy?",
+    );
+    answered("anthropic", &done, &events, &server);
+
+    // mm-acp answers a prompt over the protocol.
+    acp_prompt(&server);
+    drop(server);
+
+    // On a window with room for a summary, the model writes one, and it
+    // fits: long answers (300 tokens each, to bound the time) fill a
+    // 2048-token window, every question is answered.
+    let server = Server::start(&install, 2048).unwrap();
+    let sb = Sandbox::new("lsp:\n  servers: []\nmaxTokens: 300\n").unwrap();
+    let mut summaries = Vec::new();
+    let topics = [
+        "a dragon",
+        "a lighthouse",
+        "a robot",
+        "a river",
+        "a city",
+        "a ship",
+    ];
+    for (i, topic) in topics.iter().enumerate() {
+        if !summaries.is_empty() {
+            break;
+        }
+        let t = Instant::now();
+        let flags: &[&str] = if i == 0 { &[] } else { &["--continue"] };
+        let (done, events) = ask(
+            &sb,
+            &server,
+            flags,
+            &format!("Write a long story about {topic}."),
+        );
+        answered(&format!("story {}", i + 1), &done, &events, &server);
+        let notices: Vec<String> = of_type(&events, "notice")
+            .iter()
+            .filter_map(|e| e["text"].as_str().map(str::to_owned))
+            .collect();
+        eprintln!("story {}: {:?}, notices {notices:?}", i + 1, t.elapsed());
+        summaries.extend(notices.into_iter().filter(|n| n.contains("→ summary of")));
+    }
+    assert!(
+        !summaries.is_empty(),
+        "no summary was written on a 2048-token window"
+    );
+    eprintln!("the whole suite took {:?}", started.elapsed());
+}
+
+/// An editor's exchange with `mm-acp`, as raw JSON-RPC lines: initialize,
+/// a session, one prompt answered with text and `end_turn`.
+fn acp_prompt(server: &Server) {
+    let sb = Sandbox::new("lsp:\n  servers: []\n").unwrap();
+    let mut cmd = sb.command(
+        &built_binary("mm-acp").unwrap(),
+        &format!("{}/v1", server.url()),
+    );
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            if tx.send(v).is_err() {
+                break;
+            }
+        }
+    });
+    let send = |stdin: &mut std::process::ChildStdin, v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let answer_to = |id: u64, texts: &mut String| -> Value {
+        let deadline = Instant::now() + RUN_LIMIT;
+        loop {
+            let v = rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("no answer to request {id}\n{}", server.log_text()));
+            if v["id"] == id {
+                return v;
+            }
+            let update = &v["params"]["update"];
+            if update["sessionUpdate"] == "agent_message_chunk" {
+                texts.push_str(update["content"]["text"].as_str().unwrap_or(""));
+            }
+        }
+    };
+    let mut text = String::new();
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}),
+    );
+    answer_to(1, &mut text);
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": sb.work, "mcpServers": []}}),
+    );
+    let created = answer_to(2, &mut text);
+    let session = created["result"]["sessionId"].as_str().unwrap().to_owned();
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": session, "prompt": [{"type": "text", "text": "What is the capital of Spain?"}]}}),
+    );
+    let answered = answer_to(3, &mut text);
+    assert_eq!(answered["result"]["stopReason"], "end_turn", "{answered}");
+    assert!(!text.trim().is_empty(), "no agent_message_chunk text");
+    // The editor closes its end: mm-acp ends, cleanly and soon.
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("mm-acp did not end after its stdin closed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "mm-acp exited with {status}");
+}
