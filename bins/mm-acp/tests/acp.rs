@@ -1607,3 +1607,71 @@ async fn the_editor_chooses_the_model_from_the_servers_list() {
     .await;
     assert_eq!(mock.requests()[0].body["model"], "coder");
 }
+
+/// After each turn the editor gets how full the window is and the
+/// session's token counts, the cached part of the input included; a
+/// loaded session goes on from its counts.
+#[tokio::test]
+async fn usage_and_the_cached_input_reach_the_editor() {
+    let turn = |text: &str| {
+        Reply::stream(vec![
+            Step::text(text),
+            Step::Usage {
+                prompt: 5200,
+                completion: 80,
+            },
+            Step::Cached { tokens: 4800 },
+        ])
+    };
+    let mock = MockServer::start_with(
+        vec![turn("One."), turn("Two.")],
+        mm_mock::Options {
+            window: Some(32000),
+            ..mm_mock::Options::default()
+        },
+    )
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "");
+    let usage = |updates: &[SessionUpdate]| -> Value {
+        as_json(updates)
+            .into_iter()
+            .rfind(|u| u["sessionUpdate"] == "usage_update")
+            .unwrap_or_else(|| panic!("no usage_update in {updates:?}"))
+    };
+    let saved = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let keep = saved.clone();
+    run(&env, vec![], |mut ctx| async move {
+        let session = ctx.start().await;
+        ctx.prompt(&session, "first").await;
+        let u = usage(&ctx.drain());
+        assert_eq!(u["used"], 5280);
+        assert_eq!(u["size"], 32000, "the window the server reports");
+        assert_eq!(
+            u["_meta"]["mm"],
+            json!({"inputTokens": 5200, "outputTokens": 80, "cachedTokens": 4800})
+        );
+        keep.lock().unwrap().push_str(&session.0);
+    })
+    .await;
+    let saved = saved.lock().unwrap().clone();
+    run(&env, vec![], |mut ctx| async move {
+        ctx.initialize().await;
+        ctx.cx
+            .send_request(LoadSessionRequest::new(
+                SessionId::new(saved.clone()),
+                ctx.project.clone(),
+            ))
+            .block_task()
+            .await
+            .unwrap();
+        let id = SessionId::new(saved.clone());
+        ctx.prompt(&id, "second").await;
+        let u = usage(&ctx.drain());
+        assert_eq!(
+            u["_meta"]["mm"],
+            json!({"inputTokens": 10400, "outputTokens": 160, "cachedTokens": 9600})
+        );
+    })
+    .await;
+}

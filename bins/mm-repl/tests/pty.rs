@@ -629,7 +629,7 @@ fn custom_commands_instructions_and_init_in_the_repl() {
 #[test]
 fn model_alone_lists_the_servers_models_and_marks_the_one_in_use() {
     let w = World::serving(
-        vec![mm_mock::Reply::text("Hi.")],
+        vec![mm_mock::Reply::text("One."), mm_mock::Reply::text("Hi.")],
         "",
         mm_mock::Options {
             routes: vec![mm_mock::Route::get(
@@ -643,6 +643,9 @@ fn model_alone_lists_the_servers_models_and_marks_the_one_in_use() {
         },
     );
     let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "first");
+    expect(&mut s, "One.");
     expect(&mut s, PROMPT);
     type_line(&mut s, "/model");
     expect(&mut s, "model: openai-compatible/test at ");
@@ -660,5 +663,12 @@ fn model_alone_lists_the_servers_models_and_marks_the_one_in_use() {
     expect(&mut s, "Hi.");
     expect(&mut s, PROMPT);
     quit(s);
-    assert_eq!(w.chats()[0]["model"], "qwen2.5-coder");
+    let chats = w.chats();
+    assert_eq!(chats[1]["model"], "qwen2.5-coder");
+    // The switch keeps the conversation, and the request's prefix is the
+    // one before it, unchanged (the server's cache holds it).
+    let before = chats[0]["messages"].as_array().unwrap();
+    let after = chats[1]["messages"].as_array().unwrap();
+    assert_eq!(&after[..before.len()], &before[..]);
+    assert_eq!(chats[1]["tools"], chats[0]["tools"]);
 }

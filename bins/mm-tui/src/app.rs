@@ -21,7 +21,7 @@ use crate::keymap::{self, Action, Context, Mode};
 use crate::painter;
 use crate::popup::{self, Kind};
 use crate::sink::{Shared, WindowSink};
-use crate::transcript::{EntryKind, ToolEntry, ToolState, Transcript};
+use crate::transcript::{EntryKind, Tokens, ToolEntry, ToolState, Transcript};
 use crate::ui::Ui;
 use crate::view::{self, Scroll};
 
@@ -102,7 +102,11 @@ impl App {
             && !agent.history().is_empty()
         {
             let shared = app.shared.clone();
-            shared.update(|t| load_history(t, agent.history()));
+            let tokens = Tokens::of(agent.session_usage());
+            shared.update(|t| {
+                load_history(t, agent.history());
+                t.tokens = tokens;
+            });
         }
         app
     }
@@ -617,18 +621,22 @@ impl App {
                 self.ui.scroll = Scroll::Bottom;
                 self.shared.update(|t| {
                     t.clear();
+                    t.tokens = Tokens::default();
                     t.push(EntryKind::Notice(text));
                 });
             }
             Outcome::Resumed(text) => {
-                let history = match &self.slot {
-                    Slot::Idle(agent) => agent.history().to_vec(),
-                    _ => Vec::new(),
+                let (history, tokens) = match &self.slot {
+                    Slot::Idle(agent) => {
+                        (agent.history().to_vec(), Tokens::of(agent.session_usage()))
+                    }
+                    _ => (Vec::new(), Tokens::default()),
                 };
                 self.ui.selected = None;
                 self.ui.scroll = Scroll::Bottom;
                 self.shared.update(|t| {
                     t.clear();
+                    t.tokens = tokens;
                     load_history(t, &history);
                     t.push(EntryKind::Notice(text));
                 });

@@ -83,6 +83,18 @@ pub struct Tokens {
     pub cached: u64,
 }
 
+impl Tokens {
+    /// A session's counts so far, as its file keeps them (a resumed
+    /// session goes on from them).
+    pub fn of(usage: mm_agent::Usage) -> Tokens {
+        Tokens {
+            prompt: usage.prompt_tokens,
+            completion: usage.completion_tokens,
+            cached: usage.cached_tokens,
+        }
+    }
+}
+
 /// A permission request the user has not answered yet.
 #[derive(Debug)]
 pub struct PendingPermission {

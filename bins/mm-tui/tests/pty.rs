@@ -77,6 +77,11 @@ impl World {
     }
 
     fn spawn(&self) -> Window {
+        self.spawn_with(&[])
+    }
+
+    /// The window started with `args`.
+    fn spawn_with(&self, args: &[&str]) -> Window {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -86,6 +91,7 @@ impl World {
             })
             .unwrap();
         let mut cmd = CommandBuilder::new(BIN);
+        cmd.args(args);
         cmd.env_clear();
         cmd.cwd(&self.cwd);
         cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
@@ -693,7 +699,7 @@ fn an_mcp_tool_asks_in_the_window_and_slash_mcp_lists_the_servers() {
 #[test]
 fn model_alone_lists_the_servers_models_in_the_window() {
     let w = World::serving(
-        vec![Reply::text("Hi.")],
+        vec![Reply::text("One."), Reply::text("Hi.")],
         "",
         mm_mock::Options {
             routes: vec![mm_mock::Route::get(
@@ -708,6 +714,8 @@ fn model_alone_lists_the_servers_models_in_the_window() {
     );
     let mut win = w.spawn();
     win.wait_for("0/0 tokens");
+    win.type_line("first");
+    win.wait_for_idle("One.");
     win.type_line("/model");
     let shown = win.wait_for_idle("openai-compatible/qwen2.5-coder  (32768 tokens)");
     assert!(
@@ -724,5 +732,43 @@ fn model_alone_lists_the_servers_models_in_the_window() {
     win.wait_for_idle("Hi.");
     let (status, _) = win.quit();
     assert!(status.success());
-    assert_eq!(w.chats()[0]["model"], "qwen2.5-coder");
+    let chats = w.chats();
+    assert_eq!(chats[1]["model"], "qwen2.5-coder");
+    // The conversation and its prefix survive the switch.
+    let before = chats[0]["messages"].as_array().unwrap();
+    let after = chats[1]["messages"].as_array().unwrap();
+    assert_eq!(&after[..before.len()], &before[..]);
+    assert_eq!(chats[1]["tools"], chats[0]["tools"]);
+}
+
+#[test]
+fn a_continued_session_keeps_its_token_counts_and_new_starts_them_again() {
+    use mm_mock::Step;
+    let turn = |text: &str| {
+        Reply::stream(vec![
+            Step::text(text),
+            Step::Usage {
+                prompt: 5200,
+                completion: 80,
+            },
+            Step::Cached { tokens: 4800 },
+        ])
+    };
+    let w = World::with(vec![turn("One."), turn("Two.")], "");
+    let mut win = w.spawn();
+    win.wait_for("0/0 tokens");
+    win.type_line("first");
+    win.wait_for_idle("5.2k/80 tokens, 4.8k cached");
+    let (status, _) = win.quit();
+    assert!(status.success());
+
+    let mut win = w.spawn_with(&["--continue"]);
+    let resumed = win.wait_for("One.");
+    assert!(resumed.contains("5.2k/80 tokens, 4.8k cached"), "{resumed}");
+    win.type_line("second");
+    win.wait_for_idle("10k/160 tokens, 9.6k cached");
+    win.type_line("/new");
+    win.wait_for_idle("0/0 tokens");
+    let (status, _) = win.quit();
+    assert!(status.success());
 }

@@ -109,6 +109,8 @@ pub struct Agent {
     /// Why the next request must be compacted first (the server may have
     /// cut the last prompt silently).
     compact_next: bool,
+    /// What [`Agent::context_used`] says.
+    in_context: u64,
 }
 
 impl Agent {
@@ -187,6 +189,7 @@ impl Agent {
             window_task,
             window_settled: false,
             compact_next: false,
+            in_context: 0,
             config,
         })
     }
@@ -390,6 +393,13 @@ impl Agent {
         self.usage
     }
 
+    /// Tokens the model's window holds now: as the server counted the last
+    /// request and its answer, or mm's estimate of the next request after a
+    /// compaction or a resume; 0 for an empty conversation.
+    pub fn context_used(&self) -> u64 {
+        self.in_context
+    }
+
     /// The session id, once the first question created the session file.
     pub fn session_id(&self) -> Option<String> {
         self.session.as_ref().map(|s| s.data.id.clone())
@@ -421,6 +431,7 @@ impl Agent {
         self.last_answer.clear();
         self.ratio = None;
         self.usage = Usage::default();
+        self.in_context = 0;
         self.toolbox.reset_detector();
         self.rewinder.clear();
         if let Some(session) = self.session.as_mut() {
@@ -456,6 +467,7 @@ impl Agent {
         self.last_answer.clear();
         self.ratio = None;
         self.usage = Usage::default();
+        self.in_context = 0;
         self.cache_key = mm_engine::new_cache_key();
         self.engine = self.engine.with_cache_key(&self.cache_key);
         self.toolbox.reset_detector();
@@ -512,6 +524,7 @@ impl Agent {
             .unwrap_or_default();
         self.rewinder.log = session.data.checkpoints.clone();
         self.usage = session.data.usage;
+        self.in_context = compact::estimate_tokens(self.request_chars(), self.ratio);
         self.cache_key = if session.data.cache_key.is_empty() {
             session.data.id.clone()
         } else {
@@ -699,6 +712,7 @@ impl Agent {
             if let Some(u) = generation.usage {
                 usage.add(u);
                 self.usage.add(u);
+                self.in_context = u.prompt_tokens + u.completion_tokens;
                 if self.prompt_filled_window(u) {
                     self.compact_next = true;
                     sink.event(Event::Notice {
@@ -984,6 +998,7 @@ impl Agent {
             // No room for a summary beside the system prompt and the tools:
             // the older messages go, the question stays.
             self.history = compact::rebuild_without_summary(&self.history, cut);
+            self.in_context = compact::estimate_tokens(self.request_chars(), self.ratio);
             if let Some(session) = self.session.as_mut() {
                 session.record_compaction(cut, "");
             }
@@ -1039,6 +1054,7 @@ impl Agent {
         }
         let summary = summary.unwrap_or_default();
         self.history = compact::rebuild(&self.history, cut, &summary);
+        self.in_context = compact::estimate_tokens(self.request_chars(), self.ratio);
         let tokens = compact::estimate_tokens(summary.len(), self.ratio);
         if let Some(session) = self.session.as_mut() {
             session.record_compaction(cut, &summary);

@@ -183,7 +183,9 @@ fn run(bin: &Path, install: &Install, runs: usize) -> Result<()> {
         median(asked).ok_or("no runs")?,
         median(set).ok_or("no runs")?,
     );
-    println!("| measure (real llama-server, SmolLM2-135M, -c 1024, median of {runs}) | wall | peak RSS | baseline (same run) | ratio |");
+    println!(
+        "| measure (real llama-server, SmolLM2-135M, -c 1024, median of {runs}) | wall | peak RSS | baseline (same run) | ratio |"
+    );
     println!("|---|---|---|---|---|");
     println!(
         "| mm-repl -p, contextWindow: 1024 | {:.0} ms | {:.1} MB | curl, mm's first request: {:.0} ms | {:.2}× |",
@@ -218,7 +220,9 @@ fn run(bin: &Path, install: &Install, runs: usize) -> Result<()> {
         "What is frozen water called?",
     ];
     println!();
-    println!("| question (one session, -c 1024) | outcome | time | prompt tokens | from the cache | compacted |");
+    println!(
+        "| question (one session, -c 1024) | outcome | time | prompt tokens | from the cache | compacted |"
+    );
     println!("|---|---|---|---|---|---|");
     let (mut answered, mut compactions) = (0, 0);
     for (i, q) in questions.iter().enumerate() {
@@ -244,6 +248,9 @@ fn run(bin: &Path, install: &Install, runs: usize) -> Result<()> {
             if compacted { "yes" } else { "" }
         );
     }
-    println!("answered {answered} of {}, {compactions} compaction(s)", questions.len());
+    println!(
+        "answered {answered} of {}, {compactions} compaction(s)",
+        questions.len()
+    );
     Ok(())
 }
