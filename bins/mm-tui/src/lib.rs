@@ -1,4 +1,4 @@
-//! mm-tui: the full-screen window over mm-agent (issue 8). Its own Sink
+//! mm-tui: the full-screen window over mm-agent. Its own Sink
 //! records events into one `Transcript` value and wakes the event loop;
 //! only the event loop draws, from the transcript's current state, so a
 //! lost wake-up costs a late frame, never a lost line.
