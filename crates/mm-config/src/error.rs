@@ -37,7 +37,8 @@ pub enum ConfigError {
         key: String,
         expected: Vec<String>,
     },
-    /// A key the untrusted project file may not set (decisions.md 1).
+    /// A key the untrusted project file may not set
+    /// (docs/design.md#untrusted-project-file).
     #[error("{}: {key} may not be set in a project file; set it in {user_file}", .path.display())]
     ForbiddenInProject {
         path: PathBuf,

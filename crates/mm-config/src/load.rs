@@ -25,7 +25,8 @@ pub enum Origin {
     Default,
     /// `$XDG_CONFIG_HOME/mm/config.yaml`.
     UserFile(PathBuf),
-    /// `<cwd>/.mm/config.yaml`: not trusted (decisions.md 1).
+    /// `<cwd>/.mm/config.yaml`: not trusted
+    /// (docs/design.md#untrusted-project-file).
     ProjectFile(PathBuf),
     /// The one file named by `MM_CONFIG` or `--config` (`via`), which
     /// replaces both files and is trusted like the user's.
@@ -205,8 +206,9 @@ pub const KEYS: &[&str] = &[
     "mcp.lazy",
 ];
 
-/// The top-level keys a project file may set (decisions.md 1). Every other
-/// known key is refused there, so a new setting is refused until listed.
+/// The top-level keys a project file may set
+/// (docs/design.md#untrusted-project-file). Every other known key is
+/// refused there, so a new setting is refused until listed.
 pub const PROJECT_KEYS: &[&str] = &[
     "model",
     "contextWindow",
@@ -368,8 +370,8 @@ pub fn check_file_text(
     check_layer(&layer, &default_layer)
 }
 
-/// `MM_MODEL`, `MM_BASE_URL`, `MM_PERMISSIONS`, read by name
-/// (decisions.md 22); every other `MM_*` variable is ignored.
+/// `MM_MODEL`, `MM_BASE_URL`, `MM_PERMISSIONS`, read by name; every other
+/// `MM_*` variable is ignored (docs/design.md#environment-variables).
 fn env_layers(sources: &Sources) -> Result<Vec<Layer>, ConfigError> {
     let mut layers = Vec::new();
     if let Some(model) = sources.var("MM_MODEL") {

@@ -216,7 +216,7 @@ pub struct CompactSettings {
     /// Share of `contextWindow` that triggers automatic compression.
     pub threshold: f64,
     /// Tokens of the latest exchanges kept verbatim (capped at a quarter of
-    /// `contextWindow`, decisions.md 23).
+    /// `contextWindow`, docs/design.md#context-window).
     pub keep_recent: u64,
 }
 
@@ -447,8 +447,8 @@ impl Config {
     }
 
     /// `compact.keepRecent` capped at a quarter of `window`, the window
-    /// in force (decisions 23 and 28). The stored value stays as the user
-    /// wrote it, so `--print-config` shows what was configured.
+    /// in force (docs/design.md#context-window). The stored value stays as
+    /// the user wrote it, so `--print-config` shows what was configured.
     pub fn keep_recent_tokens(&self, window: u64) -> u64 {
         self.compact.keep_recent.min(window / 4)
     }
@@ -478,7 +478,8 @@ impl Config {
 /// Every variable that holds a provider key by default; each provider's
 /// candidates below are among them. The one table of them: the engine
 /// reads keys through it, and the `bash` tool strips these (plus the
-/// configured `apiKeyEnv`) from its children (decisions.md 3).
+/// configured `apiKeyEnv`) from its children
+/// (docs/design.md#keys-stay-out-of-tools).
 pub const PROVIDER_KEY_VARS: &[&str] = &[
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
@@ -672,7 +673,7 @@ pub const FALLBACK_WINDOW: u64 = 32768;
 /// `contextWindow`: `auto` or a number of tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContextWindow {
-    /// Ask the server (decisions.md 28).
+    /// Ask the server (docs/design.md#context-window).
     Auto,
     /// This many tokens, whatever the server says.
     Tokens(u64),

@@ -27,7 +27,7 @@ const LOOKBACK: usize = 512;
 /// server sends).
 const MAX_LINE: usize = 16 << 20;
 
-/// The notice the sink gets after a watchdog cut (decisions.md 18).
+/// The notice the sink gets after a watchdog cut (docs/design.md#watchdog).
 pub const STALL_NOTICE: &str = "stream stalled; retrying without streaming";
 
 /// First backoff step; doubled per retry.
@@ -195,7 +195,7 @@ fn cancelled(message: Message, usage: Option<crate::types::Usage>) -> Generation
 
 impl Inner {
     /// The address for error lines: credentials in the user part and the
-    /// query string masked (decisions.md 2).
+    /// query string masked (docs/design.md#where-keys-go).
     pub(crate) fn url_for_errors(&self) -> String {
         mm_config::mask_url(&self.base_url)
     }
@@ -446,7 +446,7 @@ impl Inner {
     }
 
     /// After a watchdog cut: one request without streaming, bounded by
-    /// 5 × watchdog (decisions.md 18).
+    /// 5 × watchdog (docs/design.md#watchdog).
     async fn without_streaming(
         &self,
         messages: &[Message],

@@ -156,7 +156,7 @@ impl Engine {
                     .find_map(|v| env(v).filter(|k| !k.is_empty()));
                 // A server on this machine (llama-server's Anthropic
                 // endpoint, a local proxy) takes requests without a key
-                // (decisions.md 30).
+                // (docs/design.md#keyless-loopback-servers).
                 let required = spec.key_required && !is_loopback(&base_url);
                 match (found, required) {
                     (Some(k), _) => Some(k),
@@ -177,7 +177,8 @@ impl Engine {
             .tcp_nodelay(true)
             // A redirect would carry the key header (`x-api-key`,
             // `x-goog-api-key`: reqwest strips only `authorization`) to
-            // another host; keys go only where they belong (decisions.md 2).
+            // another host; keys go only where they belong
+            // (docs/design.md#where-keys-go).
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| EngineError::Connection {
@@ -301,7 +302,7 @@ impl Engine {
     }
 
     /// Key values this engine holds, so tool output can be redacted
-    /// (decisions.md 3).
+    /// (docs/design.md#keys-stay-out-of-tools).
     pub fn secrets(&self) -> Vec<String> {
         self.inner.key.iter().cloned().collect()
     }

@@ -1,5 +1,5 @@
 //! Engine errors. Every `Display` is one line a user can act on, and none
-//! ever contains a key (decisions.md 2).
+//! ever contains a key (docs/design.md#where-keys-go).
 
 use serde_json::Value;
 
@@ -93,7 +93,7 @@ pub enum EngineError {
 
 /// A failed generation: the error and the assistant message as far as it
 /// got (for a runaway it holds the runaway call, which the agent answers
-/// with the not-run result, decisions.md 5).
+/// with the not-run result, docs/design.md#every-call-gets-a-result).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{error}")]
 pub struct GenerateError {

@@ -1,4 +1,4 @@
-//! Pure entry points for the fuzz targets in `fuzz/` (decisions.md 27): the
+//! Pure entry points for the fuzz targets in `fuzz/`: the
 //! stream parsers, the think splitter and the recogniser of tool calls
 //! written as text, fed bytes directly, without a network or a runtime.
 //! Hidden and not an API: it exists so that the parsers themselves can stay

@@ -1,4 +1,5 @@
-//! The runaway guard (tools-details.md "Runaway guard", decisions.md 16).
+//! The runaway guard (docs/reference/tools.md#guards,
+//! docs/design.md#runaway-pattern-length).
 //!
 //! Tool-call arguments are not shown while they stream, so a model that
 //! derails into repeating itself looks like nothing happening. The guard
@@ -8,7 +9,7 @@
 
 /// Characters of the tail that must be one repeated pattern.
 pub const WINDOW_CHARS: usize = 256;
-/// Shortest pattern length considered (decisions.md 16).
+/// Shortest pattern length considered (docs/design.md#runaway-pattern-length).
 pub const MIN_PATTERN: usize = 4;
 /// Longest pattern length considered.
 pub const MAX_PATTERN: usize = 64;

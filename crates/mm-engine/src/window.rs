@@ -180,10 +180,11 @@ impl Engine {
         self.inner.window.clone()
     }
 
-    /// Ask the server for the model's window (decisions.md 28): at most
-    /// once per provider, address and model in this process, and never
-    /// for longer than [`DISCOVERY_BOUND`]. A number in `contextWindow`
-    /// wins without asking. Without an answer, the window in force stays.
+    /// Ask the server for the model's window
+    /// (docs/design.md#context-window): at most once per provider, address
+    /// and model in this process, and never for longer than
+    /// [`DISCOVERY_BOUND`]. A number in `contextWindow` wins without
+    /// asking. Without an answer, the window in force stays.
     pub async fn discover_window(&self) -> Window {
         let inner = &*self.inner;
         if inner.window.source == WindowSource::Setting {

@@ -79,7 +79,7 @@ pub trait DeltaSink {
 #[derive(Debug, Clone)]
 pub struct WireRequest {
     pub url: String,
-    /// Extra headers (keys travel only here, decisions.md 2).
+    /// Extra headers (keys travel only here, docs/design.md#where-keys-go).
     pub headers: Vec<(&'static str, String)>,
     pub body: Vec<u8>,
 }

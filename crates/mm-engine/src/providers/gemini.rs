@@ -1,6 +1,6 @@
 //! Google Gemini `streamGenerateContent?alt=sse`: whole `functionCall`
 //! parts without ids, `thought: true` parts, `thoughtSignature` sent back,
-//! the key in `x-goog-api-key` (never in the URL, decisions.md 2).
+//! the key in `x-goog-api-key` (never in the URL).
 
 use std::borrow::Cow;
 
