@@ -1,7 +1,8 @@
 //! The `bash` tool: `bash -c <command>` in a new process group, stdout and
 //! stderr merged through one pipe (so in arrival order), bounded output, a
-//! timeout and cancellation that kill the whole group (decisions.md 13, 14,
-//! 15; tools-details.md "bash").
+//! timeout and cancellation that kill the whole group (see
+//! docs/design.md#processes, docs/design.md#truncation and
+//! docs/reference/tools.md#what-the-model-sees).
 //!
 //! Texts the model can get besides the command's output, each on its own
 //! line at the end:
@@ -12,14 +13,15 @@
 //! - `[error: could not start bash: …]`
 //!
 //! Key values the tool is given are redacted while the output streams, so
-//! before truncation (decisions.md 3).
+//! before truncation (docs/design.md#keys-stay-out-of-tools).
 //!
-//! Dying with mm (decisions.md 13): `bash` gets the parent-death signal,
-//! but Linux clears it in every process `bash` forks, so each call also
-//! starts a [`DeathGuard`] in the command's group, which kills the whole
-//! group when mm dies. A normal end kills the group, guard included. A command that leaves the group (`setsid`)
-//! escapes by design; so would a grandchild forked in the moment between
-//! the start of `bash` and that of its guard, if mm died just then.
+//! Dying with mm (docs/design.md#parent-death-signal): `bash` gets the
+//! parent-death signal, but Linux clears it in every process `bash` forks,
+//! so each call also starts a [`DeathGuard`] in the command's group, which
+//! kills the whole group when mm dies. A normal end kills the group, guard
+//! included. A command that leaves the group (`setsid`) escapes by design;
+//! so would a grandchild forked in the moment between the start of `bash`
+//! and that of its guard, if mm died just then.
 
 mod output;
 
@@ -50,10 +52,11 @@ use crate::tool::{
 };
 
 /// Environment variables that hold provider keys; never passed to a command
-/// (decisions.md 3). Configured `apiKeyEnv` names are added to these.
+/// (docs/design.md#keys-stay-out-of-tools). Configured `apiKeyEnv` names
+/// are added to these.
 pub const KEY_VARS: &[&str] = mm_config::PROVIDER_KEY_VARS;
 
-/// What a refused command gives the model (decisions.md 8).
+/// What a refused command gives the model.
 pub const REJECTED: &str = "[command rejected by the user]";
 
 /// The last line of a command cancelled while it ran.
@@ -88,7 +91,7 @@ impl Default for BashSettings {
 }
 
 /// The process groups of running commands, so that mm can kill them all
-/// when it ends (decisions.md 13). Cloning shares the set.
+/// when it ends (docs/design.md#killing-on-exit). Cloning shares the set.
 #[derive(Debug, Clone, Default)]
 pub struct ProcessRegistry {
     groups: Arc<Mutex<HashSet<i32>>>,
@@ -446,7 +449,7 @@ pub fn sandbox_hint(sandbox: &Sandbox, output: &str) -> Option<String> {
     ))
 }
 
-/// `""` for success, else the exit line of decisions.md 14.
+/// `""` for success, else the exit line (docs/design.md#exit-lines).
 pub fn exit_suffix(status: ExitStatus) -> String {
     if let Some(code) = status.code() {
         if code == 0 {

@@ -7,7 +7,9 @@
 //! rename) keeping its mode and, where allowed, its owner; a file with
 //! several hard links is rewritten in place instead, so that every name
 //! sees the change; a symlink stays a symlink and its target is written
-//! (decisions.md 7, 12). The editing rules live in `mm-fileedit`.
+//! (docs/design.md#preview-before-permission,
+//! docs/design.md#symlinks-and-modes). The editing rules live in
+//! `mm-fileedit`.
 //!
 //! Only regular files are read or written: a device, FIFO or socket is
 //! refused before it is opened (a FIFO would block the call, a rename
@@ -35,11 +37,11 @@ use serde::de::DeserializeOwned;
 use crate::tool::{Described, Plan, Subject, ToolContext, ToolOutput, invalid_args, text_field};
 use disk::Pending;
 
-/// What the model gets when the user refuses a write (decisions.md 8).
+/// What the model gets when the user refuses a write.
 const REJECTED: &str = "[edit rejected by the user]";
 
-/// Contents above this are left out of a previewed change (decisions.md 20);
-/// `lsp rename` uses it too.
+/// Contents above this are left out of a previewed change
+/// (docs/design.md#large-files-in-previews); `lsp rename` uses it too.
 pub(crate) const PREVIEW_LIMIT: usize = 1 << 20;
 
 fn missing(path: &str) -> String {
@@ -163,7 +165,8 @@ fn large_change(abs: &Path, lines: usize, diff: &str) -> FileChange {
     }
 }
 
-/// The change a front end shows while asking (decisions.md 7, 20).
+/// The change a front end shows while asking, without the texts past
+/// `PREVIEW_LIMIT` (docs/design.md#large-files-in-previews).
 fn file_change(abs: &Path, old: Option<&str>, new: &str, diff: &str) -> FileChange {
     let too_large = old.map_or(0, str::len) > PREVIEW_LIMIT || new.len() > PREVIEW_LIMIT;
     if too_large {

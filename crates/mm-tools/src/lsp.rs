@@ -2,8 +2,9 @@
 //! (tools-reference.md `lsp`). Navigation (definition, references, hover,
 //! symbols, diagnostics) is kind `read` and needs no permission; `rename`
 //! is kind `edit`: its plan asks the server for the edits and computes the
-//! new contents without writing (decisions.md 7), and it runs only once
-//! allowed (`[rename rejected by the user]` otherwise, decisions.md 8).
+//! new contents without writing (docs/design.md#preview-before-permission),
+//! and it runs only once allowed (`[rename rejected by the user]`
+//! otherwise).
 //!
 //! The tool is declared only when at least one configured server is on the
 //! PATH; the warnings for the others go to the front end.
@@ -30,7 +31,7 @@ use crate::tool::{
 
 const NAME: &str = "lsp";
 
-/// What a refused rename gives the model (decisions.md 8).
+/// What a refused rename gives the model.
 pub const REJECTED: &str = "[rename rejected by the user]";
 
 /// The `lsp` tool of one session (one project root).
@@ -79,7 +80,7 @@ impl Lsp {
     }
 
     /// Stop every running server (`shutdown`, `exit`, then the process);
-    /// front ends call it when mm ends (decisions.md 13).
+    /// front ends call it when mm ends (docs/design.md#killing-on-exit).
     pub async fn shutdown(&self) {
         self.client.shutdown_all().await;
     }

@@ -1,7 +1,8 @@
 //! `read_skill`: the full markdown of one skill under `skillsDir`. The
 //! finding rules (flat file first, no traversal, no symlink escape) live in
 //! `mm-skills`; this tool only declares the catalogue and shapes the text.
-//! Key values are redacted before the text is cut (decisions.md 3).
+//! Key values are redacted before the text is cut
+//! (docs/design.md#keys-stay-out-of-tools).
 
 use std::path::PathBuf;
 
@@ -45,7 +46,7 @@ impl ReadSkill {
     }
 
     /// Key values to replace by `[redacted]` before the text is cut
-    /// (decisions.md 3): give it the toolbox's secrets.
+    /// (docs/design.md#keys-stay-out-of-tools): give it the toolbox's secrets.
     pub fn with_secrets(mut self, secrets: &[String]) -> Self {
         self.secrets = secrets.to_vec();
         self

@@ -78,8 +78,8 @@ impl Subject {
     }
 }
 
-/// What a tool call runs with. Travels with each call: no global state
-/// (decisions.md 6), so one process can hold several sessions.
+/// What a tool call runs with. Travels with each call: no global state,
+/// so one process can hold several sessions.
 #[derive(Clone)]
 pub struct ToolContext {
     /// The session's root: relative paths resolve here, `bash` runs here.
@@ -91,8 +91,9 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     pub permissions: Arc<Permissions>,
     /// The most characters this call's result may hold: `maxOutput`, or
-    /// less when the model's window is small (decisions.md 37). Tools cut
-    /// their own output to it with the texts of tools-details.md.
+    /// less when the model's window is small
+    /// (docs/design.md#tool-result-budget). Tools cut their own output to
+    /// it with the usual truncation texts (docs/design.md#truncation).
     pub max_output: usize,
 }
 
@@ -111,7 +112,8 @@ impl ToolContext {
     }
 }
 
-/// What a call will do, computed before it does anything (decisions.md 7).
+/// What a call will do, computed before it does anything
+/// (docs/design.md#preview-before-permission).
 pub struct Plan {
     /// The line a front end shows (`ls -la`, `src/main.rs`, `definition main.go greet`).
     pub title: String,
@@ -121,7 +123,7 @@ pub struct Plan {
     /// For edits, the change to show while asking.
     pub change: Option<FileChange>,
     /// `Some(text)` when the call needs permission; `text` is what the model
-    /// gets when the user refuses (decisions.md 8).
+    /// gets when the user refuses (docs/design.md#rejection-texts).
     pub rejection: Option<&'static str>,
     /// Whether the terminal echoes the first `previewLines` of the output
     /// (bash, lsp).

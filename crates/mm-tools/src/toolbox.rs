@@ -15,8 +15,9 @@
 //! truncation rule, a safety net
 //! for tools that truncate on their own. The tools that truncate (`bash`
 //! while its output streams, `read_file`, `read_skill`) redact first
-//! themselves, so that no half of a key survives a cut (decisions.md 3):
-//! give them the same keys (`BashSettings::secrets`, `with_secrets`).
+//! themselves, so that no half of a key survives a cut
+//! (docs/design.md#keys-stay-out-of-tools): give them the same keys
+//! (`BashSettings::secrets`, `with_secrets`).
 //!
 //! Status: `Failed` for unknown tools, bad arguments, plan refusals,
 //! rejections, not-run calls, panics, the detector's stop, and outputs the
@@ -29,7 +30,8 @@
 //! - `unknown tool "<name>"; available tools: a, b, c`
 //! - `invalid arguments for <tool>: …; send a JSON object matching the tool's schema`
 //! - `[not run: the turn was stopped]` when the turn was cancelled before the
-//!   tool ran (permission dialog cancelled, or cancelled already); decisions.md 5
+//!   tool ran (permission dialog cancelled, or cancelled already; see
+//!   docs/design.md#every-call-gets-a-result)
 //! - `[error: the <tool> tool failed unexpectedly: …]` if a tool panics
 //! - `the working directory <cwd> is gone (deleted or moved while mm ran);
 //!   mm will not re-create it`, checked before the plan and again before the
@@ -77,7 +79,7 @@ pub fn session_rule_text(rules: &[String]) -> String {
 pub struct ToolboxSettings {
     /// `previewLines`: lines of an echoing tool's output put in `ToolEnd`.
     pub preview_lines: usize,
-    /// Key VALUES to replace by `[redacted]` in every output (decisions.md 3).
+    /// Key VALUES to replace by `[redacted]` in every output.
     pub secrets: Vec<String>,
 }
 
@@ -88,8 +90,9 @@ pub enum CallOutcome {
     /// `ToolEnd` status said).
     Output(ToolOutput),
     /// Loop detector level 2: `output` is the tool's output followed by the
-    /// stop sentence on its own line (decisions.md 5: that call DID run);
-    /// `error` is the stop sentence. The turn must end; the call failed.
+    /// stop sentence on its own line (that call DID run:
+    /// docs/design.md#every-call-gets-a-result); `error` is the stop
+    /// sentence. The turn must end; the call failed.
     Stop { output: String, error: String },
 }
 

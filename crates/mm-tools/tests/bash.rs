@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! The `bash` tool against real processes and pipes: every row of the
-//! reference's bash table and every bash rule of tools-details.md and
-//! decisions.md (13, 14, 15).
+//! reference's bash table (docs/reference/tools.md) and the rules of
+//! docs/design.md#processes and docs/design.md#truncation.
 
 mod bash_support;
 
@@ -318,7 +318,7 @@ async fn a_new_shell_per_call() {
     );
 }
 
-// ---- truncation (decisions.md 15, tools-details.md) ----
+// ---- truncation (docs/design.md#truncation) ----
 
 async fn run_max(command: &str, max: usize) -> String {
     let dir = TempDir::new();

@@ -1,8 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! The command's environment (decisions.md 3): the agent's minus provider
-//! keys, plus `MM=1`; key values redacted from the output. Alone in its own
-//! binary because it sets this process's environment before any thread runs
-//! a command.
+//! The command's environment (docs/design.md#keys-stay-out-of-tools): the
+//! agent's minus provider keys, plus `MM=1`; key values redacted from the
+//! output. Alone in its own binary because it sets this process's
+//! environment before any thread runs a command.
 
 mod bash_support;
 

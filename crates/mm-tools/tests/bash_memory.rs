@@ -32,7 +32,8 @@ async fn a_gigabyte_of_output_ends_with_bounded_memory() {
     let grown_mb = (vm_hwm_kb().saturating_sub(before)) / 1024;
     assert!(grown_mb < 50, "peak memory grew by {grown_mb} MB");
 
-    // 1e9 'a', "\n", "end\n": the exact head and tail of decisions.md 15.
+    // 1e9 'a', "\n", "end\n": the exact head and tail of
+    // docs/design.md#truncation.
     // The omitted count has 9 digits: the marker is 34 characters.
     let total: usize = 1_000_000_000 + 1 + 4;
     let budget = 30_000 - (34 + 1);

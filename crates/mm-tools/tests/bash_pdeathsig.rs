@@ -1,9 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! A command dies with mm even when mm is SIGKILLed and cannot clean up
-//! (decisions.md 13). Two mechanisms, each tested alone: the parent-death
-//! signal on `bash` itself, and the guard in the command's group that
-//! kills the group (grandchildren included, which the signal does not
-//! reach). The tests run this binary again as the "mm" that dies.
+//! (docs/design.md#parent-death-signal). Two mechanisms, each tested
+//! alone: the parent-death signal on `bash` itself, and the guard in the
+//! command's group that kills the group (grandchildren included, which the
+//! signal does not reach). The tests run this binary again as the "mm"
+//! that dies.
 
 mod bash_support;
 

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! read_file through the Tool trait on real files: every row of the
-//! reference and every rule of tools-details.md / decisions.md 11.
+//! reference (docs/reference/tools.md) and the rules of
+//! docs/design.md#reading-files.
 
 mod files_support;
 

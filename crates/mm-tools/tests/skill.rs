@@ -125,8 +125,8 @@ async fn long_skills_are_truncated_to_max_output() {
     env.write("skills/long.md", &body);
     let tool = ReadSkill::new(env.path("skills")).unwrap();
     let out = env.call(&tool, json!({"name": "long"})).await;
-    // decisions.md 15: the marker line costs its length plus a newline; the
-    // head is half of the rest, the tail the other half.
+    // docs/design.md#truncation: the marker line costs its length plus a
+    // newline; the head is half of the rest, the tail the other half.
     let marker_line = "[… 1530 characters omitted …]\n";
     let budget = 300 - marker_line.chars().count();
     assert_eq!(1800 - budget, 1530);

@@ -1,8 +1,9 @@
 //! Turning a command's byte stream into the text the model receives, with
 //! bounded memory: lossy UTF-8 decoding across chunk boundaries, streaming
-//! redaction of key values, and the head/tail truncation of decisions.md 15.
+//! redaction of key values, and the head/tail truncation
+//! (docs/design.md#truncation).
 
-/// What a redacted key value becomes (decisions.md 3).
+/// What a redacted key value becomes.
 pub const REDACTED: &str = "[redacted]";
 
 /// Decodes a byte stream as UTF-8 the way `String::from_utf8_lossy` decodes
@@ -267,9 +268,10 @@ fn push_suffix(out: &mut String, sep: bool, suffix: &str) {
     out.push_str(suffix);
 }
 
-/// decisions.md 15: budget = max − (marker + its newline) − (suffix + its
-/// newline); head = ⌊budget / 2⌋, tail = the rest. The marker's length
-/// depends on the count it shows, hence the fixed point (digits only grow).
+/// The halves of docs/design.md#truncation: budget = max − (marker + its
+/// newline) − (suffix + its newline); head = ⌊budget / 2⌋, tail = the
+/// rest. The marker's length depends on the count it shows, hence the
+/// fixed point (digits only grow).
 fn halves(total: u64, max: usize, suffix: &str) -> (usize, usize, u64) {
     let suffix_cost = if suffix.is_empty() {
         0
@@ -293,8 +295,8 @@ fn halves(total: u64, max: usize, suffix: &str) -> (usize, usize, u64) {
 }
 
 /// Public form of the same truncation, for text already in memory: `text`
-/// then `suffix` on its own line, cut per decisions.md 15 to at most `max`
-/// characters.
+/// then `suffix` on its own line, cut per docs/design.md#truncation to at
+/// most `max` characters.
 pub fn fit(text: &str, suffix: &str, max: usize) -> String {
     let mut c = Collector::new(max);
     c.push(text);

@@ -234,9 +234,9 @@ pub(super) struct Pending {
 }
 
 /// Write `pending` unless the file changed since it was planned
-/// (decisions.md 7). `shown` is the path as the model gave it. `Err` is a
-/// failure (nothing or, for an in-place write that broke off, part was
-/// written), with its text.
+/// (docs/design.md#preview-before-permission). `shown` is the path as the
+/// model gave it. `Err` is a failure (nothing or, for an in-place write
+/// that broke off, part was written), with its text.
 pub(super) fn commit(pending: Pending, shown: &str) -> Result<String, String> {
     // What is there now must still be something we may replace: a device
     // or FIFO put in its place since the plan is never renamed over.

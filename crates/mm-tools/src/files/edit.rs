@@ -93,7 +93,7 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
         });
     }
     // Only a small file's new text is built, for the preview; a big one is
-    // left out of it anyway (decisions.md 20).
+    // left out of it anyway (docs/design.md#large-files-in-previews).
     let new_len = original.len()
         + applied
             .replacements

@@ -3,7 +3,8 @@
 //! to read on (tools-details.md).
 //!
 //! Key values are redacted from the file's text before the lines are
-//! picked and cut (decisions.md 3), so no part of a key reaches the model.
+//! picked and cut, so no part of a key reaches the model
+//! (docs/design.md#keys-stay-out-of-tools).
 //!
 //! `start` past the last line answers
 //! `start (S) is past the end of <path> (N lines)`, as a failure.
@@ -44,7 +45,7 @@ impl ReadFile {
     }
 
     /// Key values to replace by `[redacted]` before the text is cut
-    /// (decisions.md 3): give it the toolbox's secrets.
+    /// (docs/design.md#keys-stay-out-of-tools): give it the toolbox's secrets.
     pub fn with_secrets(mut self, secrets: &[String]) -> Self {
         self.secrets = secrets.to_vec();
         self

@@ -132,8 +132,8 @@ pub fn assert_group_gone(pgid: i32) {
     }
 }
 
-/// The result decisions.md 15 prescribes, computed by brute force: find
-/// the omitted count N whose marker makes the numbers agree.
+/// The result docs/design.md#truncation prescribes, computed by brute
+/// force: find the omitted count N whose marker makes the numbers agree.
 pub fn expected_truncation(output: &str, suffix: &str, max: usize) -> String {
     let chars: Vec<char> = output.chars().collect();
     let total = chars.len();
