@@ -1,4 +1,4 @@
-//! Stamps the version (decisions.md 25): `MM_VERSION` at build time, else
+//! Stamps the version: `MM_VERSION` at build time, else
 //! `git describe` when the source is a git checkout, else the crate version.
 
 use std::path::Path;

@@ -21,8 +21,9 @@ use crate::instructions::Instructions;
 use crate::mcp::{EditorServer, McpSession};
 use crate::{checkpoint, compact, history, mention, prompt, tools};
 
-/// The result every call that is stopped before it ran receives
-/// (decisions.md 5), so the next request is valid for every provider.
+/// The result every call that is stopped before it ran receives, so the
+/// next request is valid for every provider
+/// (docs/design.md#every-call-gets-a-result).
 pub use mm_tools::NOT_RUN;
 
 /// The result a call has in the session file while it runs: if mm dies
@@ -232,7 +233,7 @@ impl Agent {
     /// The model's window in force and where it came from: the setting's
     /// number, else what the server reported (once a question waited for
     /// it, see [`Agent::settle_window`]), else the model's known window,
-    /// else 32768 (decisions.md 28).
+    /// else 32768 (docs/design.md#context-window).
     pub fn window(&self) -> Window {
         self.engine.window()
     }
@@ -256,7 +257,7 @@ impl Agent {
 
     /// The most characters one tool result may hold: `maxOutput`, or the
     /// window's size in tokens when that is smaller (a quarter of the
-    /// window at four characters a token, decisions.md 37).
+    /// window at four characters a token, docs/design.md#tool-result-budget).
     pub fn output_budget(&self) -> usize {
         let window = usize::try_from(self.engine.window().tokens).unwrap_or(usize::MAX);
         self.config.max_output.min(window)
@@ -445,7 +446,8 @@ impl Agent {
     }
 
     /// Give every tool call without a result the not-run result. For a
-    /// caller that dropped a turn before it finished (decisions.md 5).
+    /// caller that dropped a turn before it finished
+    /// (docs/design.md#every-call-gets-a-result).
     pub fn close_open_calls(&mut self) {
         self.history = history::close_open_calls(&self.history);
     }
@@ -511,7 +513,7 @@ impl Agent {
         // Open first: a failed open keeps the current session as it was.
         let session = store.open(&self.cwd, &id)?;
         // A process killed mid-tool leaves calls without results; give them
-        // the not-run result so the next request is valid (decisions.md 5).
+        // the not-run result so the next request is valid.
         self.history = history::close_open_calls(&session.data.messages);
         self.last_answer = self
             .history
@@ -674,8 +676,9 @@ impl Agent {
                     error: EngineError::ContextLength { window, prompt, .. },
                     ..
                 }) => {
-                    // An overflow never ends the session (decisions.md 29):
-                    // take the true window, compact, send again once.
+                    // An overflow never ends the session: take the true
+                    // window, compact, send again once
+                    // (docs/design.md#overflow).
                     self.adopt_window(window);
                     let window = self.engine.window().tokens;
                     // The server's count of this request teaches what a
@@ -939,7 +942,8 @@ impl Agent {
     }
 
     /// On a server that cuts long prompts silently (Ollama), a reported
-    /// prompt that fills the window was probably cut (decisions.md 29).
+    /// prompt that fills the window was probably cut
+    /// (docs/design.md#overflow).
     fn prompt_filled_window(&self, usage: Usage) -> bool {
         let window = self.engine.window().tokens;
         self.engine.truncates_silently() && usage.prompt_tokens >= window - window / 20
@@ -1139,7 +1143,7 @@ fn ask_window(engine: &Engine) -> Option<tokio::task::JoinHandle<Window>> {
 /// Every key value mm holds or may switch to with `/model`: the engine's,
 /// and the values of every provider key variable (and `apiKeyEnv`) in the
 /// environment. Redacted from tool results and session files
-/// (decisions.md 3).
+/// (docs/design.md#keys-stay-out-of-tools).
 fn secrets(config: &Config, engine: &Engine) -> Vec<String> {
     let mut all = engine.secrets();
     let vars = mm_tools::bash::KEY_VARS

@@ -1,5 +1,5 @@
 //! Keeping a history valid for every provider: each tool call is followed
-//! by its result (decisions.md 5).
+//! by its result (docs/design.md#every-call-gets-a-result).
 
 use mm_engine::Message;
 

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-/// The line that attaches a file (decisions.md 9).
+/// The line that attaches a file.
 pub fn attached_line(path: &str) -> String {
     format!("[attached file: {path}]")
 }

@@ -1,6 +1,7 @@
 //! The first request's fixed part (system prompt + tool declarations, as
 //! sent on the wire) fits the 6 KB budget small local models need
-//! (decisions.md 24: without AGENTS.md text and the skills catalogue).
+//! (docs/design.md#first-request-budget: without AGENTS.md text and the
+//! skills catalogue).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -47,7 +47,8 @@ fn agent_with(
     });
     cfg.context_window = ContextWindow::Auto;
     change(&mut cfg);
-    // The test's servers are on 127.0.0.1: no key is needed (decisions.md 30).
+    // The test's servers are on 127.0.0.1: no key is needed
+    // (docs/design.md#keyless-loopback-servers).
     Agent::new(cfg, dir, PermissionSource::Terminal).unwrap()
 }
 
@@ -282,7 +283,8 @@ async fn tool_results_are_sized_to_a_small_window() {
             _ => None,
         })
         .unwrap();
-    // decisions.md 37: a quarter of 4096 tokens at four characters each.
+    // A quarter of 4096 tokens at four characters each
+    // (docs/design.md#tool-result-budget).
     assert_eq!(agent.output_budget(), 4096);
     assert_eq!(result.chars().count(), 4096);
     assert!(result.contains("characters omitted"), "{result}");

@@ -124,7 +124,7 @@ impl Refusal {
         }
     }
 
-    /// The text the model gets (tools-details.md, decisions.md 10). `several`:
+    /// The text the model gets (docs/design.md#edit-rules). `several`:
     /// the call had more than one edit, so single-edit texts get `edit K: `.
     pub fn message(&self, path: &str, several: bool) -> String {
         let prefix = |edit: usize| {
@@ -198,7 +198,8 @@ const BOM: &str = "\u{feff}";
 /// A file whose first line ends in CRLF gets `old` and `new` converted to
 /// CRLF before matching (when the converted `old` is absent but the text
 /// as given is there, as in a file of mixed line endings, that matches);
-/// a leading byte order mark stays where it is (decisions.md 12).
+/// a leading byte order mark stays where it is
+/// (docs/design.md#line-endings-and-bom).
 pub fn apply(original: &str, edits: &[Edit]) -> Result<Applied, Vec<Refusal>> {
     if edits.is_empty() {
         return Err(vec![Refusal::NoEdits]);

@@ -774,8 +774,8 @@ impl Client {
     }
 
     /// Write a prepared rename and tell the server the new contents. A file
-    /// that changed on disk since the plan is not written (decisions.md 7),
-    /// and then nothing is.
+    /// that changed on disk since the plan is not written
+    /// (docs/design.md#preview-before-permission), and then nothing is.
     pub async fn apply_rename(&self, plan: &RenamePlan) -> String {
         for f in &plan.files {
             match std::fs::read_to_string(&f.path) {

@@ -3,8 +3,8 @@
 //! and the documents it has open.
 //!
 //! The child runs in its own process group (a terminal's Ctrl-C must not
-//! reach it), gets a parent-death signal (decisions.md 13) and is killed
-//! with its group when the connection is dropped.
+//! reach it), gets a parent-death signal (docs/design.md#parent-death-signal)
+//! and is killed with its group when the connection is dropped.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -575,7 +575,7 @@ pub fn file_url(path: &Path) -> Result<Url, String> {
 }
 
 /// Start the server process: piped stdio, own process group, killed with
-/// mm (decisions.md 13).
+/// mm (docs/design.md#parent-death-signal).
 fn spawn(cfg: &ServerConfig, root: &Path) -> io::Result<Child> {
     let mut cmd = tokio::process::Command::new(&cfg.command);
     cmd.args(&cfg.args)

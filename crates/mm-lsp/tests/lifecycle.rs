@@ -1,8 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! Server processes without a real language server: a stand-in that never
 //! answers dies with mm even when mm is SIGKILLed (parent-death signal,
-//! decisions.md 13: it ignores its stdin, so only the signal can end it),
-//! and a server that fails to start gives a text naming why.
+//! docs/design.md#parent-death-signal: it ignores its stdin, so only the
+//! signal can end it), and a server that fails to start gives a text
+//! naming why.
 
 mod support;
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 /// Errors of the session store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// Another process holds the session's lock (decisions.md 4).
+    /// Another process holds the session's lock (docs/design.md#session-files).
     #[error("session {id} is in use by another mm process")]
     InUse { id: String },
 

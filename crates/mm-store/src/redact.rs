@@ -1,5 +1,6 @@
-//! Keeps key values out of session files (decisions.md 3): every string of
-//! the data is searched, whatever message shape the engine adds later.
+//! Keeps key values out of session files
+//! (docs/design.md#keys-stay-out-of-tools): every string of the data is
+//! searched, whatever message shape the engine adds later.
 
 use serde_json::Value;
 

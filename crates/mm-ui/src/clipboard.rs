@@ -1,4 +1,4 @@
-//! Puts text on the system clipboard (decisions.md 26): a native tool on
+//! Puts text on the system clipboard: a native tool on
 //! `PATH` first, OSC 52 written to the terminal otherwise, and it says which
 //! was used. `PATH` and the display variables are passed in, so tests can
 //! put fake tools first and read what they received.

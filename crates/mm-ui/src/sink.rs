@@ -17,14 +17,16 @@ pub enum ToolKind {
     Other,
 }
 
-/// What a tool will change, computed before it runs (decisions.md 7) so that a
-/// front end can show it while it asks for permission.
+/// What a tool will change, computed before it runs so that a front end
+/// can show it while it asks for permission
+/// (docs/design.md#preview-before-permission).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileChange {
     /// Absolute path of the file.
     pub path: String,
     /// The whole file before, `None` for a new file. `None` too, with
-    /// `too_large`, when the file passes 1 MiB (decisions.md 20).
+    /// `too_large`, when the file passes 1 MiB
+    /// (docs/design.md#large-files-in-previews).
     pub old_text: Option<String>,
     /// The whole file after.
     pub new_text: Option<String>,
@@ -71,7 +73,7 @@ pub struct Counters {
 }
 
 impl Counters {
-    /// The recap line: non-zero counters, two spaces apart (decisions.md 9).
+    /// The recap line: non-zero counters, two spaces apart.
     /// Empty when nothing ran.
     pub fn recap(&self) -> String {
         let mut parts = Vec::new();
