@@ -16,9 +16,10 @@ use mm_tests::child::{Finished, Running, built_binary};
 use mm_tests::sandbox::Sandbox;
 use serde_json::Value;
 
-/// decisions.md 18.
+/// The notice after a watchdog cut (docs/design.md#watchdog).
 const STALL_NOTICE: &str = "stream stalled; retrying without streaming";
-/// decisions.md 5.
+/// The result of a call that never ran
+/// (docs/design.md#every-call-gets-a-result).
 const NOT_RUN: &str = "[not run: the turn was stopped]";
 /// The longest any single case may take before it counts as a hang.
 const BOUND: Duration = Duration::from_secs(60);
@@ -255,7 +256,7 @@ async fn a_stall_is_cut_and_the_retry_without_streaming_answers() {
     assert_eq!(reqs.len(), 2);
     assert_eq!(reqs[0].body["stream"], true);
     assert_ne!(reqs[1].body["stream"], true, "the retry must not stream");
-    // The partial streamed text is discarded (decisions.md 18).
+    // The partial streamed text is discarded (docs/design.md#watchdog).
     assert_eq!(
         shape(&the_session(&sb)),
         vec![pair("user", "hi"), pair("assistant", "hello")]
@@ -495,7 +496,7 @@ async fn a_gigabyte_of_output_is_read_in_bounded_memory() {
     );
 
     // What the model got: head and tail of the output around the marker,
-    // maxOutput (30000) characters in all (tools-details.md, decisions 15).
+    // maxOutput (30000) characters in all (docs/design.md#truncation).
     let reqs = server.requests();
     let result = tool_result(&reqs[1], "c1");
     let max_output = 30_000;

@@ -92,7 +92,7 @@ fn start(cli: Cli) -> Result<i32, StartError> {
 }
 
 /// Serve until stdin closes or a signal arrives, then stop every running
-/// command (decisions.md 13).
+/// command (docs/design.md#killing-on-exit).
 async fn run(options: Options, sessions_enabled: bool, out: std::fs::File) -> i32 {
     let server = Server::new(options, sessions_enabled);
     let output = tokio::fs::File::from_std(out).compat_write();
@@ -127,11 +127,11 @@ async fn run(options: Options, sessions_enabled: bool, out: std::fs::File) -> i3
 }
 
 /// A panic that ends mm kills the running tool process groups first
-/// (decisions.md 13); the report goes to stderr (the default hook writes to
-/// fd 2, and fd 1 is pointed at stderr as well), never to the protocol's
-/// stdout. Only the main thread's panic ends the process: a panic in a
-/// request's task is caught by tokio and the other sessions go on, so
-/// their commands are left running.
+/// (docs/design.md#killing-on-exit); the report goes to stderr (the
+/// default hook writes to fd 2, and fd 1 is pointed at stderr as well),
+/// never to the protocol's stdout. Only the main thread's panic ends the
+/// process: a panic in a request's task is caught by tokio and the other
+/// sessions go on, so their commands are left running.
 fn install_panic_hook() {
     let default = std::panic::take_hook();
     let main = std::thread::current().id();

@@ -5,7 +5,7 @@
 //! loop: `session/cancel` and the answers to `session/request_permission`
 //! must be able to arrive while a turn runs. Turns are serialised per
 //! process; each session has its own `Agent`, cwd and settings
-//! (decisions.md 19) and a cancellation token per turn.
+//! (docs/design.md#session-root) and a cancellation token per turn.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -100,7 +100,8 @@ impl Session {
 pub struct Server {
     options: Options,
     /// `loadSession` is advertised only when sessions are enabled
-    /// (decisions.md 20), by the settings of the process's directory.
+    /// (docs/design.md#loadsession), by the settings of the process's
+    /// directory.
     sessions_enabled: bool,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// Saved-session id → ACP id of the live session that holds it.
@@ -507,7 +508,7 @@ impl Server {
                         drop(run);
                         // A dropped turn can leave a call without its
                         // result; the next request must still be valid
-                        // (decisions.md 5).
+                        // (docs/design.md#every-call-gets-a-result).
                         agent.close_open_calls();
                         self.remember_saved(session, &agent);
                         return;

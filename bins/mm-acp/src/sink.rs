@@ -166,8 +166,8 @@ impl AcpSink {
         self.send(&state, message_chunk(text));
     }
 
-    /// End the turn: every call still open is marked `failed` (decisions.md
-    /// 20), then the sink goes silent for good.
+    /// End the turn: every call still open is marked `failed`, then the
+    /// sink goes silent for good (docs/design.md#cancelling-a-prompt).
     pub fn finish(&self) {
         let mut state = self.state();
         if state.closed {
@@ -345,7 +345,7 @@ pub fn kind(kind: mm_ui::ToolKind) -> ToolKind {
 
 /// What an edit changes, as the editor shows it: the whole file before and
 /// after, or only the path and a line count for files over 1 MiB
-/// (decisions.md 20).
+/// (docs/design.md#large-files-in-previews).
 pub fn change_content(change: &FileChange) -> ToolCallContent {
     match (&change.new_text, change.too_large) {
         (Some(new_text), false) => ToolCallContent::Diff(

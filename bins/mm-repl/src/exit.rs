@@ -1,6 +1,6 @@
-//! Leaving cleanly, whatever the reason (decisions.md 13): on exit, SIGTERM,
-//! SIGHUP or a panic every running tool process group is killed and the
-//! terminal is put back as it was found.
+//! Leaving cleanly, whatever the reason (docs/design.md#killing-on-exit):
+//! on exit, SIGTERM, SIGHUP or a panic every running tool process group is
+//! killed and the terminal is put back as it was found.
 //!
 //! `mm_agent::shutdown` kills the groups the tools registered. As a second
 //! net, the children are also found the way the kernel knows them: every

@@ -88,7 +88,7 @@ pub fn result_lines(
 }
 
 /// The dimmed lines after a turn: the recap line, which holds the non-zero
-/// counters alone (decisions.md 9), then the tokens used on a line of
+/// counters alone (docs/design.md#notices), then the tokens used on a line of
 /// their own, with the part of the input the provider had cached when it
 /// said so; either line is left out when it has nothing to say.
 pub fn after_turn_lines(

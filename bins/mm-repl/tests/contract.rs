@@ -1,8 +1,9 @@
 //! What the model sees, tested from the outside: the built `mm-repl -p`
 //! against the mock model, one scripted tool call at a time, asserting on
 //! the NEXT request the exact `tool` message the model received. Texts are
-//! copied from tools-reference.md, tools-details.md and decisions.md and
-//! compared byte for byte. lsp rows are covered elsewhere.
+//! the exact ones the model must get (docs/reference/tools.md,
+//! docs/design.md) and are compared byte for byte. lsp rows are covered
+//! elsewhere.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -10,7 +10,7 @@ use mm_agent::StartError;
 use mm_tui::cli::{self, Cli};
 use mm_tui::{App, logging, terminal};
 
-/// Kill the tool processes still running (decisions.md 13).
+/// Kill the tool processes still running (docs/design.md#killing-on-exit).
 fn stop_tools() {
     mm_agent::shutdown();
 }

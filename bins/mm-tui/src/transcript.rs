@@ -358,7 +358,7 @@ impl Transcript {
     }
 }
 
-/// The counters line after a turn (decisions.md 9).
+/// The counters line after a turn (docs/design.md#notices).
 pub fn recap(counters: &Counters) -> String {
     counters.recap()
 }

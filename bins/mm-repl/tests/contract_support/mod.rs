@@ -24,7 +24,8 @@ pub fn stop_sentence(tool: &str) -> String {
 /// tools-reference.md, "Loop detection".
 pub const LOOP_DETECTED: &str = "[LOOP_DETECTED: You have attempted the same action multiple times with the same result. Please try a different approach or provide more information.]";
 
-/// decisions.md 5.
+/// The result of a call that never ran
+/// (docs/design.md#every-call-gets-a-result).
 pub const NOT_RUN: &str = "[not run: the turn was stopped]";
 
 /// The invalid-arguments sentence's fixed end (tools-details.md).
@@ -331,9 +332,10 @@ pub fn tool_names(body: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// decisions.md 15, found by brute force: the omitted count N whose marker
-/// makes budget = max − (marker + newline) − (suffix + newline) agree with
-/// what was left out; head = ⌊budget / 2⌋ characters, tail the rest.
+/// The truncation of docs/design.md#truncation, found by brute force: the
+/// omitted count N whose marker makes budget = max − (marker + newline) −
+/// (suffix + newline) agree with what was left out; head = ⌊budget / 2⌋
+/// characters, tail the rest.
 /// Returns `(result, head)`.
 pub fn bash_truncation(output: &str, suffix: &str, max: usize) -> (String, String) {
     let chars: Vec<char> = output.chars().collect();
