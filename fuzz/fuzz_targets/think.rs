@@ -1,6 +1,6 @@
 //! The `<think>` splitter: content cut into chunks at any character gives
 //! the same answer text and reasoning as the whole content, and both are
-//! what the rule says (thinking-models.md): a `<think>` block at the start
+//! what the rule says: a `<think>` block at the start
 //! (after whitespace) is reasoning up to `</think>`, the answer follows with
 //! its leading whitespace dropped; content without one is all answer.
 //!

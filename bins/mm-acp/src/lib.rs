@@ -1,4 +1,4 @@
-//! mm-acp: the Agent Client Protocol server editors spawn (acp.md). A thin
+//! mm-acp: the Agent Client Protocol server editors spawn (docs/acp.md). A thin
 //! front end over `mm-agent`: it answers ACP v1 over stdio, runs one
 //! `Agent` per ACP session, and turns the agent's events into
 //! `session/update` notifications and permission requests (its own Sink).
@@ -7,7 +7,7 @@
 //! stdout anything but protocol messages (logs and human output go to
 //! stderr, and fd 1 itself is pointed at stderr so that nothing inherited
 //! can reach the protocol), never run a turn inside the dispatch loop, and
-//! never reach into a provider or a tool (crates.md).
+//! never reach into a provider or a tool (docs/architecture.md#the-floors).
 
 pub mod mcp;
 pub mod models;
@@ -226,8 +226,8 @@ fn invalid_request_answer(line: &str) -> Option<String> {
 
 /// The client's lines without their `\n` or `\r\n`, decoded lossily: a
 /// line that is not UTF-8 reaches the protocol as text that does not parse
-/// and gets its -32700 answer, instead of ending the connection (acp.md:
-/// the agent keeps running after a malformed line).
+/// and gets its -32700 answer, instead of ending the connection: the
+/// agent keeps running after a malformed line.
 fn incoming(
     input: impl AsyncRead + Send + 'static,
 ) -> impl Stream<Item = std::io::Result<String>> + Send + 'static {

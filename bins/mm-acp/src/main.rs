@@ -66,7 +66,7 @@ fn start(cli: Cli) -> Result<i32, StartError> {
     let cwd = mm_config::cli::current_dir().map_err(StartError::WorkingDir)?;
     if options.settings.print_config {
         let loaded = mm_agent::config::load(&options.settings.sources(&cwd))?;
-        // The same flag, and output, on every binary (config.md).
+        // The same flag, and output, on every binary.
         print!("{}", mm_agent::start::config_text(&loaded));
         return Ok(0);
     }

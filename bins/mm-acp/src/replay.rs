@@ -1,7 +1,8 @@
 //! `session/load`: the saved history replayed as the updates the editor
-//! would have seen live (acp.md): questions as `user_message_chunk`,
-//! reasoning as `agent_thought_chunk`, answers as `agent_message_chunk`,
-//! each tool call as one `tool_call` and its final `tool_call_update`.
+//! would have seen live (docs/reference/acp.md): questions as
+//! `user_message_chunk`, reasoning as `agent_thought_chunk`, answers as
+//! `agent_message_chunk`, each tool call as one `tool_call` and its final
+//! `tool_call_update`.
 
 use std::collections::HashMap;
 use std::path::Path;

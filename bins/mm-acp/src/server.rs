@@ -1,4 +1,5 @@
-//! The ACP methods mm answers (acp.md) and the sessions behind them.
+//! The ACP methods mm answers (docs/reference/acp.md) and the sessions
+//! behind them.
 //!
 //! Each request that may wait (a turn, a load behind a running turn, file
 //! reads) runs in its own tokio task, never in the connection's dispatch
@@ -109,7 +110,7 @@ pub struct Server {
     /// Serialises turns: the engine is not built for concurrent generations.
     turn_lock: tokio::sync::Mutex<()>,
     next_turn: AtomicU64,
-    /// The client's `fs` and `terminal` capabilities, recorded as acp.md
+    /// The client's `fs` and `terminal` capabilities, recorded as ACP
     /// asks; mm runs its tools itself, so nothing depends on them yet.
     client: Mutex<Option<ClientCapabilities>>,
 }

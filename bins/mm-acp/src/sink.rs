@@ -1,9 +1,9 @@
 //! The Sink of one ACP turn: it turns the agent's events into
 //! `session/update` notifications and its permission questions into
 //! `session/request_permission` requests. This is the only place that
-//! knows both the events and the protocol (architecture.md).
+//! knows both the events and the protocol (docs/architecture.md).
 //!
-//! Rules it keeps (acp.md): one `tool_call` per call, then only
+//! Rules it keeps (docs/reference/acp.md): one `tool_call` per call, then only
 //! `tool_call_update`s; every call finished before the prompt is answered;
 //! nothing at all once [`AcpSink::finish`] has run.
 
@@ -21,7 +21,7 @@ use agent_client_protocol::v1::schema::{
 use futures::future::BoxFuture;
 use mm_ui::{Decision, Event, FileChange, Sink, ToolInfo, ToolStatus};
 
-/// Option ids of the permission dialog (acp.md "Permission").
+/// Option ids of the permission dialog.
 pub const ALLOW_ONCE: &str = "allow_once";
 pub const ALLOW_ALWAYS: &str = "allow_always";
 pub const REJECT_ONCE: &str = "reject_once";

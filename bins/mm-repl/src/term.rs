@@ -32,8 +32,7 @@ pub struct TermOptions {
     pub show_thinking: bool,
 }
 
-/// The tool line shown before a call runs, per tools-reference.md
-/// "Terminal display".
+/// The tool line shown before a call runs.
 pub fn tool_line(tool: &str, title: &str) -> String {
     let title = title.replace('\n', &format!("\n{INDENT}"));
     match tool {

@@ -399,8 +399,9 @@ fn read_file_refusals_use_the_path_as_given() {
     );
 }
 
-/// tools-details.md: whole lines from `first` are kept, then the marker
-/// line, all within `max` (as many lines as fit).
+/// read_file's cut (docs/reference/tools.md#what-the-model-sees): whole
+/// lines from `first` are kept, then the marker line, all within `max` (as
+/// many lines as fit).
 fn read_truncation(lines: &[String], first: usize, total: usize, max: usize) -> String {
     let marker = |b: usize| {
         format!("[… truncated: lines {first}–{b} of {total} shown; ask for start/end to read more]")

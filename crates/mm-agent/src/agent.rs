@@ -607,7 +607,8 @@ impl Agent {
         if matches!(outcome, TurnOutcome::Failed(_) | TurnOutcome::Cancelled)
             && matches!(self.history.last(), Some(Message::User { content }) if *content == question)
         {
-            // Nothing at all answered it: drop it (architecture.md).
+            // Nothing at all answered it: drop it
+            // (docs/architecture.md#the-history-is-kept).
             self.history.pop();
         }
         if let Some(text) = self.rewinder.after_turn().await {

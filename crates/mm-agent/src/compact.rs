@@ -1,6 +1,7 @@
-//! Context compression (context-compression.md): when the history outgrows
-//! the window, a tool-less summary request replaces the older messages with
-//! one summary, and the latest exchanges are kept verbatim. The cut never
+//! Context compression (docs/reference/settings.md#the-models-window): when
+//! the history outgrows the window, a tool-less summary request replaces the
+//! older messages with one summary, and the latest exchanges are kept
+//! verbatim. The cut never
 //! separates a tool call from its result, and the question being worked on
 //! is never lost.
 

@@ -1,4 +1,4 @@
-//! Which tools a session declares: one line per tool (crates.md).
+//! Which tools a session declares: one line per tool.
 
 use std::path::Path;
 use std::sync::Arc;

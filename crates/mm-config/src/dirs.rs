@@ -1,4 +1,4 @@
-//! XDG base directories, the same layout on every Unix (config.md).
+//! XDG base directories, the same layout on every Unix.
 //!
 //! Two ways in, one rule: [`BaseDirs::from_process`] asks `etcetera`'s XDG
 //! strategy; [`BaseDirs::from_env`] applies the same rule to an explicit

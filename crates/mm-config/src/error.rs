@@ -1,5 +1,5 @@
 //! Configuration errors: one line each, naming where (file, variable or
-//! flag), the key, and what was expected (config.md: never a silent default).
+//! flag), the key, and what was expected: never a silent default.
 
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
 //! The loader: defaults → user file → project file → environment → flags,
-//! later wins (config.md), merged with figment.
+//! later wins (docs/reference/settings.md), merged with figment.
 //!
 //! `load` reads nothing hidden: the working directory, the environment and
 //! the flags come in `Sources`, so tests pass their own (no real HOME).
@@ -21,7 +21,7 @@ use crate::settings::{
 /// Where a value came from, as `--print-config` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
-    /// Built in (config.md).
+    /// Built in.
     Default,
     /// `$XDG_CONFIG_HOME/mm/config.yaml`.
     UserFile(PathBuf),
@@ -151,7 +151,7 @@ impl Loaded {
         self.origins.iter().find(|(k, _)| *k == key).map(|(_, o)| o)
     }
 
-    /// Every key with its origin, in config.md's order.
+    /// Every key with its origin, in [`KEYS`] order.
     pub fn origins(&self) -> impl Iterator<Item = (&'static str, &Origin)> {
         self.origins.iter().map(|(k, o)| (*k, o))
     }
@@ -162,8 +162,9 @@ impl Loaded {
     }
 }
 
-/// Every key, camelCase and dotted, in config.md's order (a test checks
-/// it against the fields of `Config`).
+/// Every key, camelCase and dotted, in the order of the table in
+/// docs/reference/settings.md (a test checks it against the fields of
+/// `Config`).
 pub const KEYS: &[&str] = &[
     "model",
     "baseURL",

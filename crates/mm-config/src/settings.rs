@@ -1,4 +1,5 @@
-//! The settings struct: every key of config.md, with its default.
+//! The settings struct: every key of docs/reference/settings.md, with its
+//! default.
 //! YAML keys are camelCase; Rust fields are snake_case.
 
 use std::collections::BTreeMap;
@@ -383,14 +384,16 @@ pub fn sanitize_mcp_server_name(name: &str) -> String {
 }
 
 impl Default for Config {
-    /// The defaults of config.md, with the XDG directories of this process.
+    /// The defaults (docs/reference/settings.md), with the XDG directories
+    /// of this process.
     fn default() -> Self {
         Config::defaults_in(&BaseDirs::from_process())
     }
 }
 
 impl Config {
-    /// The defaults of config.md, with the given base directories (the
+    /// The defaults (docs/reference/settings.md), with the given base
+    /// directories (the
     /// loader passes the ones of its `Sources`, so tests need no real HOME).
     pub fn defaults_in(dirs: &BaseDirs) -> Config {
         Config {
@@ -464,8 +467,7 @@ impl Config {
     }
 
     /// The variable that holds the key in force: `apiKeyEnv` when set, else
-    /// the provider's first candidate (providers.md); `None` for keyless
-    /// providers.
+    /// the provider's first candidate; `None` for keyless providers.
     pub fn api_key_env_in_force(&self) -> Option<String> {
         self.api_key_env.clone().or_else(|| {
             default_api_key_env(self.provider())
@@ -500,7 +502,7 @@ pub fn default_api_key_env(provider: &str) -> &'static [&'static str] {
     }
 }
 
-/// The language servers of config.md.
+/// The default language servers (docs/reference/settings.md).
 pub fn default_lsp_servers() -> Vec<LspServer> {
     let server = |name: &str, command: &str, args: &[&str], extensions: &[&str]| LspServer {
         name: name.to_owned(),

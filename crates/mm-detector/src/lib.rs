@@ -2,10 +2,10 @@
 //! triples in a row and says when to warn and when to stop. It knows nothing
 //! of what a tool does.
 //!
-//! It owns the repeat counter and the two texts of tools-reference.md ("Loop
-//! detection"). It must never run a tool, print, or look inside an output:
-//! outputs are compared as opaque text, inputs as canonical JSON so that
-//! spacing or key order cannot hide a repeat (tools-details.md).
+//! It owns the repeat counter and its two texts
+//! (docs/reference/tools.md#guards). It must never run a tool, print, or
+//! look inside an output: outputs are compared as opaque text, inputs as
+//! canonical JSON so that spacing or key order cannot hide a repeat.
 
 use serde_json::Value;
 
@@ -26,13 +26,13 @@ pub enum Verdict {
     Stop,
 }
 
-/// The text appended to a repeated call's output (tools-reference.md).
+/// The text appended to a repeated call's output.
 pub fn loop_detected_text() -> &'static str {
     "[LOOP_DETECTED: You have attempted the same action multiple times with the same result. Please try a different approach or provide more information.]"
 }
 
 /// The sentence that ends a turn at the 6th identical call; "failing" is
-/// kept whatever the output was (tools-details.md).
+/// kept whatever the output was.
 pub fn stop_text(tool: &str) -> String {
     format!(
         "[error: the model repeated the same {tool} call 6 times in a row with the same failing result — turn stopped by the loop detector; rephrase the request, or fix what the tool kept reporting]"

@@ -1,5 +1,5 @@
-//! Splits `<think>…</think>` at the start of the answer into reasoning
-//! (thinking-models.md). Models such as Qwen3 and DeepSeek-R1 write their
+//! Splits `<think>…</think>` at the start of the answer into reasoning.
+//! Models such as Qwen3 and DeepSeek-R1 write their
 //! reasoning in the content through plain servers; chunks may cut a tag at
 //! any byte, so partial tags are held back until they can be decided.
 

@@ -2,8 +2,8 @@
 //! starting the configured servers (on first use, in the project root, kept
 //! for the session, restarted after a crash, shut down at the end), syncing
 //! files from disk, asking for definition, references, hover, symbols,
-//! diagnostics and rename, and shaping the answers as the text of
-//! tools-reference.md (`lsp`).
+//! diagnostics and rename, and shaping the answers as the texts of the
+//! `lsp` tool (docs/reference/tools.md).
 //!
 //! It must never know the model or the sink: front ends and the tool decide
 //! what to show; every failure here is a text for the model, never a panic
@@ -29,10 +29,10 @@ pub use text::{clean_symbol_and_name, clean_word};
 /// How long `diagnostics` waits for the server's publication.
 pub const DIAGNOSTICS_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// What a rename without a new name answers (tools-reference.md).
+/// What a rename without a new name answers.
 pub const RENAME_NEEDS_NEW_NAME: &str = "[lsp: rename needs new_name — call lsp again with {\"action\": \"rename\", \"path\": …, \"symbol\": …, \"new_name\": \"<the new identifier>\"}; do not use edit_file for a rename]";
 
-/// One configured language server (config.md `lsp.servers`).
+/// One configured language server (`lsp.servers`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
     pub name: String,

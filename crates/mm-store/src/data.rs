@@ -91,7 +91,7 @@ pub struct TurnCheckpoint {
     pub at: OffsetDateTime,
 }
 
-/// A compaction of the history (context-compression.md step 4).
+/// A compaction of the history, as the session file records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Compaction {
     #[serde(with = "time::serde::rfc3339")]

@@ -80,7 +80,7 @@ pub struct BashSettings {
 }
 
 impl Default for BashSettings {
-    /// The defaults of config.md: 30 s.
+    /// The default `bashTimeout`: 30 s.
     fn default() -> Self {
         BashSettings {
             timeout: Duration::from_secs(30),
@@ -528,7 +528,7 @@ impl Tool for Bash {
         }
     }
 
-    /// The command line, kind `execute` (tools-reference.md).
+    /// The command line, kind `execute`.
     fn describe(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Described {
         Described {
             title: text_field(args, "command").unwrap_or("bash").to_string(),

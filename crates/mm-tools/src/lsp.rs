@@ -1,5 +1,5 @@
 //! The `lsp` tool: the model's door to the language servers of `mm-lsp`
-//! (tools-reference.md `lsp`). Navigation (definition, references, hover,
+//! (docs/reference/tools.md). Navigation (definition, references, hover,
 //! symbols, diagnostics) is kind `read` and needs no permission; `rename`
 //! is kind `edit`: its plan asks the server for the edits and computes the
 //! new contents without writing (docs/design.md#preview-before-permission),
@@ -10,7 +10,7 @@
 //! PATH; the warnings for the others go to the front end.
 //!
 //! Status: `mm-lsp` answers with text only, and writes every failure as
-//! `[lsp: …]` (tools-reference.md "Failures"); a rename succeeded when it
+//! `[lsp: …]`; a rename succeeded when it
 //! answers `renamed to …`. That is the one place this tool reads its text.
 
 use std::path::{Path, PathBuf};

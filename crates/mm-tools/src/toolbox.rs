@@ -323,7 +323,7 @@ impl Toolbox {
                         let out = ToolOutput::fail(plan.rejection.unwrap_or(REJECTED));
                         return self.finish(call_id, name, arguments, out, echo, ctx);
                     }
-                    // acp.md: an outcome `cancelled` means the turn was cancelled.
+                    // ACP: an outcome `cancelled` means the turn was cancelled.
                     Decision::Cancelled => {
                         ctx.cancel.cancel();
                         return self.not_run(call_id, name, ctx);

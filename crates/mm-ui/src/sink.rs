@@ -63,7 +63,7 @@ pub enum ToolStatus {
     Failed,
 }
 
-/// Per-turn counters of tools-reference.md "Counters shown after a turn".
+/// Per-turn counters, shown after a turn (docs/reference/tools.md#counters).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counters {
     pub commands: u32,

@@ -14,21 +14,21 @@ use crate::common::{World, messages, text};
 /// The question every contract run asks.
 pub const QUESTION: &str = "do the task";
 
-/// The stop sentence of the loop detector for `tool` (tools-details.md).
+/// The stop sentence of the loop detector for `tool`.
 pub fn stop_sentence(tool: &str) -> String {
     format!(
         "[error: the model repeated the same {tool} call 6 times in a row with the same failing result — turn stopped by the loop detector; rephrase the request, or fix what the tool kept reporting]"
     )
 }
 
-/// tools-reference.md, "Loop detection".
+/// The loop detector's warning (docs/reference/tools.md#guards).
 pub const LOOP_DETECTED: &str = "[LOOP_DETECTED: You have attempted the same action multiple times with the same result. Please try a different approach or provide more information.]";
 
 /// The result of a call that never ran
 /// (docs/design.md#every-call-gets-a-result).
 pub const NOT_RUN: &str = "[not run: the turn was stopped]";
 
-/// The invalid-arguments sentence's fixed end (tools-details.md).
+/// The invalid-arguments sentence's fixed end.
 pub const INVALID_END: &str = "; send a JSON object matching the tool's schema";
 
 /// A run of the binary, with its outputs as text.
@@ -367,9 +367,10 @@ pub fn bash_truncation(output: &str, suffix: &str, max: usize) -> (String, Strin
     panic!("no consistent omitted count");
 }
 
-/// What the runaway guard reports, by the rule of tools-details.md: after
-/// each fragment, the size limit (262,144 bytes), then whether the last 256
-/// characters are one pattern of 4–64 characters repeated (the shortest).
+/// What the runaway guard reports, by its rule
+/// (docs/design.md#runaway-pattern-length): after each fragment, the size
+/// limit (262,144 bytes), then whether the last 256 characters are one
+/// pattern of 4–64 characters repeated (the shortest).
 pub fn runaway_sentence<'a>(fragments: impl IntoIterator<Item = &'a str>) -> Option<String> {
     let mut args = String::new();
     for fragment in fragments {

@@ -62,7 +62,7 @@ pub struct ProviderSpec {
     pub truncates_silently: bool,
 }
 
-/// The registry table (providers.md).
+/// The registry table: one row per provider.
 pub static REGISTRY: &[ProviderSpec] = &[
     ProviderSpec {
         name: "ollama",

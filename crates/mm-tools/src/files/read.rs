@@ -1,6 +1,6 @@
 //! `read_file`: lines of a text file, optionally a range, optionally
 //! numbered, cut to `maxOutput` on whole lines with a marker that says how
-//! to read on (tools-details.md).
+//! to read on (docs/reference/tools.md#what-the-model-sees).
 //!
 //! Key values are redacted from the file's text before the lines are
 //! picked and cut, so no part of a key reaches the model
