@@ -5,7 +5,8 @@
 //! hangs (every run is bounded and killed on overrun), that no process is
 //! left behind, and that every session file parses — never torn.
 //!
-//! Texts quoted from the spec are compared byte for byte.
+//! Texts mm promises (docs/reference/, docs/design.md) are compared byte
+//! for byte.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -16,7 +16,8 @@ use mm_agent::ui::Sink;
 use mm_agent::{Agent, Message, PermissionSource};
 use mm_mock::{MockServer, Reply};
 
-/// The turn of the issue: edit a.txt, then `rm b.txt; echo x > c.txt`.
+/// A turn that changes files both ways: edit a.txt, then
+/// `rm b.txt; echo x > c.txt`.
 fn the_turn() -> Vec<Reply> {
     vec![
         Reply::tool_call(

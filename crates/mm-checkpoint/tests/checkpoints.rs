@@ -26,7 +26,8 @@ fn p(s: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// The turn of the issue: an edit, then `rm b.txt; echo x > c.txt` in bash.
+/// A turn that changes files both ways: an edit, then
+/// `rm b.txt; echo x > c.txt` in bash.
 fn the_turn(dir: &Path) {
     write(&dir.join("a.txt"), "a edited by the turn\n");
     bash(dir, "rm b.txt; echo x > c.txt");

@@ -1,6 +1,6 @@
 //! Helpers of the contract tests: play tool calls through `mm-repl -p`,
 //! read back what the model received in the next request, and compute the
-//! texts the spec prescribes (truncation, runaway sentences) from its rules.
+//! texts the rules prescribe (truncation, runaway sentences) from them.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
