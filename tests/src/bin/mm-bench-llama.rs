@@ -112,7 +112,9 @@ fn notices(events: &[Value]) -> Vec<String> {
 /// mm's first request for `question`, as a mock server received it, made
 /// into the same request for the real server.
 fn first_request(bin: &Path, question: &str) -> Result<String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
+    // A worker of its own: the mock serves while this thread waits for mm.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
