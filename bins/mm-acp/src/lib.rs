@@ -12,7 +12,6 @@
 pub mod mcp;
 pub mod models;
 pub mod prompt;
-pub mod replay;
 pub mod server;
 pub mod sink;
 
@@ -87,12 +86,12 @@ pub async fn serve(
                 let server = on_load.clone();
                 tokio::spawn(async move {
                     let id = request.session_id.clone();
-                    let outlet = Connection(cx);
-                    match server.load_session(request, &outlet).await {
+                    let outlet = Arc::new(Connection(cx));
+                    match server.load_session(request, outlet.clone()).await {
                         Ok(response) => {
                             if responder.respond(response).is_ok() {
                                 outlet.update(&id, server.commands_update(&id));
-                                server.offer_models(&id, &outlet).await;
+                                server.offer_models(&id, outlet.as_ref()).await;
                             }
                         }
                         Err(e) => {

@@ -33,7 +33,6 @@ use mm_config::SettingsFlags;
 use tokio_util::sync::CancellationToken;
 
 use crate::models::{Choices, MODEL_OPTION};
-use crate::replay;
 use crate::sink::{AcpSink, Connection, IdBook, Outlet};
 
 /// How long a cancelled turn may take to unwind before the prompt is
@@ -62,7 +61,6 @@ impl Options {
 /// One ACP session: its agent and what its turns share.
 struct Session {
     id: SessionId,
-    cwd: PathBuf,
     agent: tokio::sync::Mutex<Agent>,
     /// The agent's commands, advertised to the editor.
     commands: Commands,
@@ -74,10 +72,9 @@ struct Session {
 }
 
 impl Session {
-    fn new(id: SessionId, cwd: PathBuf, agent: Agent, ids: IdBook) -> Arc<Session> {
+    fn new(id: SessionId, agent: Agent, ids: IdBook) -> Arc<Session> {
         Arc::new(Session {
             id,
-            cwd,
             commands: agent.commands().clone(),
             agent: tokio::sync::Mutex::new(agent),
             ids: Arc::new(Mutex::new(ids)),
@@ -196,7 +193,7 @@ impl Server {
             lock(&self.saved).insert(saved.clone(), saved);
         }
         let model = Choices::default().option(&agent.model());
-        let session = Session::new(id.clone(), cwd, agent, IdBook::default());
+        let session = Session::new(id.clone(), agent, IdBook::default());
         lock(&self.sessions).insert(id.0.to_string(), session);
         Ok(NewSessionResponse::new(id).config_options(Some(vec![model])))
     }
@@ -273,7 +270,7 @@ impl Server {
     pub async fn load_session(
         &self,
         request: LoadSessionRequest,
-        outlet: &dyn Outlet,
+        outlet: Arc<dyn Outlet>,
     ) -> Result<LoadSessionResponse, Error> {
         let cwd = checked_cwd(&request.cwd)?;
         let wanted = request.session_id.0.to_string();
@@ -314,8 +311,7 @@ impl Server {
                 agent
                     .resume(Some(&wanted))
                     .map_err(|e| internal(e.to_string()))?;
-                let session =
-                    Session::new(request.session_id.clone(), cwd, agent, IdBook::default());
+                let session = Session::new(request.session_id.clone(), agent, IdBook::default());
                 lock(&self.sessions).insert(wanted.clone(), session.clone());
                 lock(&self.saved).insert(wanted.clone(), wanted.clone());
                 session
@@ -325,16 +321,16 @@ impl Server {
             // The same session under the id the editor now uses.
             lock(&self.sessions).insert(wanted.clone(), session.clone());
         }
+        // The history as the editor would have seen it live, through the
+        // same sink as a live turn.
         let agent = session.agent.lock().await;
-        let updates = {
-            let mut ids = lock(&session.ids);
-            replay::updates(agent.history(), &session.cwd, &mut ids)
-        };
+        let sink = Arc::new(AcpSink::new(
+            outlet,
+            request.session_id.clone(),
+            session.ids.clone(),
+        ));
+        agent.replay(sink);
         let model = lock(&session.choices).option(&agent.model());
-        drop(agent);
-        for update in updates {
-            outlet.update(&request.session_id, update);
-        }
         Ok(LoadSessionResponse::new().config_options(Some(vec![model])))
     }
 

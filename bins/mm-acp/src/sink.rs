@@ -255,12 +255,15 @@ impl AcpSink {
                 content.push(text_content(output));
                 (ToolCallStatus::Completed, content)
             }
+            // A call a saved session has no result for ends with no text.
+            ToolStatus::Failed if output.is_empty() => (ToolCallStatus::Failed, Vec::new()),
             ToolStatus::Failed => (ToolCallStatus::Failed, vec![text_content(output)]),
         };
-        let update = ToolCallUpdate::new(
-            call.acp_id.clone(),
-            ToolCallUpdateFields::new().status(status).content(content),
-        );
+        let mut fields = ToolCallUpdateFields::new().status(status);
+        if !content.is_empty() {
+            fields = fields.content(content);
+        }
+        let update = ToolCallUpdate::new(call.acp_id.clone(), fields);
         self.send(&state, SessionUpdate::ToolCallUpdate(update));
     }
 
@@ -280,6 +283,13 @@ impl AcpSink {
 impl Sink for AcpSink {
     fn event(&self, event: Event) {
         match event {
+            Event::Question { text } => {
+                let state = self.state();
+                self.send(
+                    &state,
+                    SessionUpdate::UserMessageChunk(ContentChunk::new(text_block(&text))),
+                );
+            }
             Event::Text { text } => {
                 let state = self.state();
                 self.send(&state, message_chunk(&text));
@@ -358,11 +368,11 @@ pub fn change_content(change: &FileChange) -> ToolCallContent {
     }
 }
 
-/// The one `tool_call` announcing a call (status pending).
+/// The one `tool_call` announcing a call (its status is pending, the
+/// protocol's default, so it is not written).
 pub fn tool_call(acp_id: &str, info: &ToolInfo) -> ToolCall {
     let mut call = ToolCall::new(acp_id.to_string(), info.title.clone())
         .kind(kind(info.kind))
-        .status(ToolCallStatus::Pending)
         .raw_input(info.input.clone())
         .locations(
             info.locations
@@ -418,6 +428,7 @@ mod tests {
         ToolInfo {
             id: id.into(),
             tool: "bash".into(),
+            family: mm_ui::ToolFamily::Command,
             title: "ls -la".into(),
             kind: mm_ui::ToolKind::Execute,
             input: json!({"command": "ls -la"}),
@@ -538,6 +549,7 @@ mod tests {
         let info = ToolInfo {
             id: "e1".into(),
             tool: "edit_file".into(),
+            family: mm_ui::ToolFamily::File,
             title: "a.txt".into(),
             kind: mm_ui::ToolKind::Edit,
             input: json!({"path": "a.txt"}),

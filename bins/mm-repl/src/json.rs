@@ -167,6 +167,7 @@ mod tests {
         let info = ToolInfo {
             id: "c1".into(),
             tool: "bash".into(),
+            family: mm_ui::ToolFamily::Command,
             title: "ls".into(),
             kind: ToolKind::Execute,
             input: serde_json::json!({"command": "ls"}),
@@ -217,7 +218,7 @@ mod tests {
         let buf = Buffer::default();
         let sink = JsonSink::with_writer(Box::new(buf.clone()), Arc::new(Controls::default()));
         let mut counters = Counters::default();
-        counters.count("bash");
+        counters.count(mm_ui::ToolFamily::Command);
         for outcome in [
             TurnOutcome::Failed("the model server is down".into()),
             TurnOutcome::Cancelled,

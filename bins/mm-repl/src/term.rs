@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use futures::future::BoxFuture;
-use mm_ui::{Counters, Decision, Event, Sink, ToolInfo, ToolStatus, TurnOutcome};
+use mm_ui::{
+    Counters, Decision, Event, Sink, ToolFamily, ToolInfo, ToolKind, ToolStatus, TurnOutcome,
+};
 
 use crate::keys::Controls;
 use crate::screen::{Layout, Output, Screen, Target};
@@ -32,16 +34,17 @@ pub struct TermOptions {
     pub show_thinking: bool,
 }
 
-/// The tool line shown before a call runs.
-pub fn tool_line(tool: &str, title: &str) -> String {
-    let title = title.replace('\n', &format!("\n{INDENT}"));
-    match tool {
-        "bash" => format!("🛠️  bash: {title}"),
-        "read_skill" => format!("📖 read_skill: {title}"),
-        "lsp" => format!("🔎 lsp: {title}"),
-        "read_file" | "write_file" | "edit_file" => format!("📝 {tool}: {title}"),
-        other => format!("🛠️  {other}: {title}"),
-    }
+/// The tool line shown before a call runs: the family's mark, the tool's
+/// name and the call's title.
+pub fn tool_line(info: &ToolInfo) -> String {
+    let title = info.title.replace('\n', &format!("\n{INDENT}"));
+    let mark = match info.family {
+        ToolFamily::Skill => "📖 ",
+        ToolFamily::Lsp => "🔎 ",
+        ToolFamily::File => "📝 ",
+        ToolFamily::Command | ToolFamily::Mcp | ToolFamily::Other => "🛠️  ",
+    };
+    format!("{mark}{}: {title}", info.tool)
 }
 
 /// The dimmed lines shown under a tool line once the call ended.
@@ -54,7 +57,7 @@ pub fn tool_line(tool: &str, title: &str) -> String {
 /// read; the other tools show their headline, the first line of their
 /// output.
 pub fn result_lines(
-    tool: &str,
+    info: &ToolInfo,
     status: ToolStatus,
     output: &str,
     preview: &[String],
@@ -67,8 +70,9 @@ pub fn result_lines(
             .into_iter()
             .collect::<Vec<_>>()
     };
-    match tool {
-        "bash" | "lsp" => {
+    let completed = status == ToolStatus::Completed;
+    match (info.family, info.kind) {
+        (ToolFamily::Command | ToolFamily::Lsp, _) => {
             if output.is_empty() {
                 vec![NO_OUTPUT.to_owned()]
             } else if preview.is_empty() && status == ToolStatus::Failed {
@@ -77,8 +81,8 @@ pub fn result_lines(
                 preview.to_vec()
             }
         }
-        "read_skill" if status == ToolStatus::Completed => Vec::new(),
-        "read_file" if status == ToolStatus::Completed => {
+        (ToolFamily::Skill, _) if completed => Vec::new(),
+        (ToolFamily::File, ToolKind::Read) if completed => {
             let n = output.lines().count();
             vec![format!("read {n} line{}", if n == 1 { "" } else { "s" })]
         }
@@ -118,8 +122,8 @@ struct State {
     screen: Screen,
     /// Inside a block of reasoning (dimmed) not yet followed by answer text.
     reasoning: bool,
-    /// Tool name by call id, to style `ToolEnd`.
-    tools: HashMap<String, String>,
+    /// The calls started and not ended, by id, to style their `ToolEnd`.
+    tools: HashMap<String, ToolInfo>,
 }
 
 /// The terminal sink: one per front end, shared by its turns.
@@ -246,16 +250,21 @@ impl TermSink {
                 st.screen.write_styled(Target::Info, Style::Dim, &text);
             }
             Event::Status { text } => st.screen.set_status(&text),
+            // A replayed conversation's questions: the REPL shows only
+            // live turns, whose question is on the screen already.
+            Event::Question { .. } => {}
             Event::ToolStart { info } => {
                 end_block(st);
-                st.tools.insert(info.id.clone(), info.tool.clone());
-                st.screen.write(
-                    Target::Info,
-                    &format!("{}\n", tool_line(&info.tool, &info.title)),
-                );
+                st.screen
+                    .write(Target::Info, &format!("{}\n", tool_line(&info)));
+                st.tools.insert(info.id.clone(), info);
             }
             Event::ToolRunning { id } => {
-                let tool = st.tools.get(&id).cloned().unwrap_or_default();
+                let tool = st
+                    .tools
+                    .get(&id)
+                    .map(|i| i.tool.clone())
+                    .unwrap_or_default();
                 st.screen.set_status(&format!("Running {tool}"));
             }
             Event::ToolEnd {
@@ -265,9 +274,18 @@ impl TermSink {
                 output,
                 preview,
             } => {
-                st.tools.remove(&id);
                 end_block(st);
-                let lines = result_lines(&tool, status, &output, &preview);
+                let info = st.tools.remove(&id).unwrap_or_else(|| ToolInfo {
+                    id: id.clone(),
+                    tool,
+                    family: ToolFamily::Other,
+                    title: String::new(),
+                    kind: ToolKind::Other,
+                    input: serde_json::Value::Null,
+                    locations: Vec::new(),
+                    change: None,
+                });
+                let lines = result_lines(&info, status, &output, &preview);
                 for line in lines {
                     st.screen
                         .write_styled(Target::Info, Style::Dim, &format!("{INDENT}{line}"));
@@ -432,15 +450,7 @@ mod tests {
     }
 
     fn info(tool: &str, title: &str) -> ToolInfo {
-        ToolInfo {
-            id: "c1".into(),
-            tool: tool.into(),
-            title: title.into(),
-            kind: ToolKind::Execute,
-            input: serde_json::Value::Null,
-            locations: vec![],
-            change: None,
-        }
+        call(tool, title)
     }
 
     fn end(tool: &str, output: &str, preview: &[&str]) -> Event {
@@ -451,6 +461,41 @@ mod tests {
             output: output.into(),
             preview: preview.iter().map(|s| s.to_string()).collect(),
         }
+    }
+
+    /// A call of `tool` titled `title`, as its tool describes it.
+    fn call(tool: &str, title: &str) -> ToolInfo {
+        let (family, kind) = match tool {
+            "bash" => (ToolFamily::Command, ToolKind::Execute),
+            "read_skill" => (ToolFamily::Skill, ToolKind::Read),
+            "lsp" => (ToolFamily::Lsp, ToolKind::Read),
+            "read_file" => (ToolFamily::File, ToolKind::Read),
+            "write_file" | "edit_file" => (ToolFamily::File, ToolKind::Edit),
+            _ => (ToolFamily::Other, ToolKind::Other),
+        };
+        ToolInfo {
+            id: "c1".into(),
+            tool: tool.into(),
+            family,
+            title: title.into(),
+            kind,
+            input: serde_json::Value::Null,
+            locations: vec![],
+            change: None,
+        }
+    }
+
+    fn tool_line(tool: &str, title: &str) -> String {
+        super::tool_line(&call(tool, title))
+    }
+
+    fn result_lines(
+        tool: &str,
+        status: ToolStatus,
+        output: &str,
+        preview: &[String],
+    ) -> Vec<String> {
+        super::result_lines(&call(tool, ""), status, output, preview)
     }
 
     #[test]
@@ -527,7 +572,7 @@ mod tests {
             text: "It says hi.".into(),
         });
         let mut counters = Counters::default();
-        counters.count("bash");
+        counters.count(ToolFamily::Command);
         s.event(Event::TurnEnd {
             outcome: TurnOutcome::Done,
             counters,
@@ -545,9 +590,9 @@ mod tests {
     #[test]
     fn the_recap_line_holds_only_the_counters() {
         let mut counters = Counters::default();
-        counters.count("bash");
-        counters.count("bash");
-        counters.count("edit_file");
+        counters.count(ToolFamily::Command);
+        counters.count(ToolFamily::Command);
+        counters.count(ToolFamily::File);
         assert_eq!(
             after_turn_lines(&counters, 120, 7, 0),
             ["⚙ 2 command(s)  📝 1 file op(s)", "tokens: 120 in, 7 out"]

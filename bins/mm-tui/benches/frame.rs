@@ -42,6 +42,7 @@ fn big() -> Transcript {
                 info: ToolInfo {
                     id: id.clone(),
                     tool: "bash".into(),
+                    family: mm_ui::ToolFamily::Command,
                     title: format!("grep -rn parse src/ | head -{i}"),
                     kind: ToolKind::Execute,
                     input: serde_json::json!({}),

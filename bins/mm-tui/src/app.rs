@@ -10,7 +10,7 @@ use crossterm::event::{Event as TermEvent, KeyEvent};
 use futures::{Stream, StreamExt};
 use mm_agent::commands::{self, Command, Commands, Front, Outcome, Parsed};
 use mm_agent::config::Config;
-use mm_agent::{Agent, Message, PermissionSource};
+use mm_agent::{Agent, PermissionSource};
 use mm_ui::{Decision, Sink};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -21,7 +21,7 @@ use crate::keymap::{self, Action, Context, Mode};
 use crate::painter;
 use crate::popup::{self, Kind};
 use crate::sink::{Shared, WindowSink};
-use crate::transcript::{EntryKind, Tokens, ToolEntry, ToolState, Transcript};
+use crate::transcript::{EntryKind, Tokens, Transcript};
 use crate::ui::Ui;
 use crate::view::{self, Scroll};
 
@@ -101,12 +101,9 @@ impl App {
         if let Slot::Idle(agent) = &app.slot
             && !agent.history().is_empty()
         {
-            let shared = app.shared.clone();
             let tokens = Tokens::of(agent.session_usage());
-            shared.update(|t| {
-                load_history(t, agent.history());
-                t.tokens = tokens;
-            });
+            replay(agent, &app.shared);
+            app.shared.update(|t| t.tokens = tokens);
         }
         app
     }
@@ -626,18 +623,18 @@ impl App {
                 });
             }
             Outcome::Resumed(text) => {
-                let (history, tokens) = match &self.slot {
-                    Slot::Idle(agent) => {
-                        (agent.history().to_vec(), Tokens::of(agent.session_usage()))
-                    }
-                    _ => (Vec::new(), Tokens::default()),
-                };
                 self.ui.selected = None;
                 self.ui.scroll = Scroll::Bottom;
+                self.shared.update(|t| t.clear());
+                let tokens = match &self.slot {
+                    Slot::Idle(agent) => {
+                        replay(agent, &self.shared);
+                        Tokens::of(agent.session_usage())
+                    }
+                    _ => Tokens::default(),
+                };
                 self.shared.update(|t| {
-                    t.clear();
                     t.tokens = tokens;
-                    load_history(t, &history);
                     t.push(EntryKind::Notice(text));
                 });
             }
@@ -704,112 +701,33 @@ fn home_short(path: &std::path::Path) -> String {
     }
 }
 
-/// What a tool call shows as its title, from its arguments (a resumed
-/// session has no live ToolInfo).
-fn title_of(name: &str, arguments: &str) -> String {
-    let value: serde_json::Value =
-        serde_json::from_str(arguments).unwrap_or(serde_json::Value::Null);
-    let field = |k: &str| value.get(k).and_then(|v| v.as_str()).map(str::to_string);
-    match name {
-        "bash" => field("command"),
-        "read_skill" => field("name"),
-        "lsp" => Some(
-            [field("action"), field("path"), field("symbol")]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
-        _ => field("path"),
-    }
-    .unwrap_or_else(|| arguments.to_string())
-}
-
-/// Entries for a resumed conversation.
-pub fn load_history(t: &mut Transcript, messages: &[Message]) {
-    let now = Instant::now();
-    for m in messages {
-        match m {
-            Message::System { .. } => {}
-            Message::User { content } => {
-                t.push(EntryKind::Question(content.clone()));
-            }
-            Message::Assistant {
-                content,
-                reasoning,
-                tool_calls,
-            } => {
-                let thought: String = reasoning
-                    .iter()
-                    .map(|r| r.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                if !thought.trim().is_empty() {
-                    t.push(EntryKind::Thinking {
-                        text: thought,
-                        expanded: false,
-                    });
-                }
-                if !content.is_empty() {
-                    t.push(EntryKind::Answer(content.clone()));
-                }
-                for call in tool_calls {
-                    t.push(EntryKind::Tool(ToolEntry {
-                        id: call.id.clone(),
-                        tool: call.name.clone(),
-                        title: title_of(&call.name, &call.arguments),
-                        state: ToolState::Pending,
-                        started: now,
-                        elapsed: None,
-                        output: String::new(),
-                        diff: None,
-                        expanded: false,
-                    }));
-                }
-            }
-            Message::Tool {
-                call_id,
-                content,
-                failed,
-                ..
-            } => {
-                let Some(i) = t
-                    .entries()
-                    .iter()
-                    .rposition(|e| matches!(&e.kind, EntryKind::Tool(tool) if &tool.id == call_id))
-                else {
-                    continue;
-                };
-                let output = content.clone();
-                // As it ended live: the session records the tool's own word.
-                let state = if *failed {
-                    ToolState::Failed
-                } else {
-                    ToolState::Done
-                };
-                t.edit(i, |k| {
-                    if let EntryKind::Tool(tool) = k {
-                        tool.state = state;
-                        tool.elapsed = Some(Duration::ZERO);
-                        tool.output = output;
-                    }
-                });
-            }
-        }
-    }
+/// Show a saved conversation: the agent plays it to the window's sink as
+/// its turns went live; the window settles as after a turn.
+fn replay(agent: &Agent, shared: &Arc<Shared>) {
+    agent.replay(Arc::new(WindowSink::new(shared.clone())));
+    shared.update(|t| t.status = None);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transcript::ToolState;
     use crossterm::event::{KeyCode, KeyModifiers};
-    use mm_agent::ToolCall;
     use mm_agent::config::{Sources, load};
+    use mm_agent::{Message, ToolCall};
 
     /// An app over an agent with default settings in a temp world (no
     /// request is made: these tests only use local commands and keys).
     fn app(dir: &std::path::Path) -> App {
         App::new(agent(dir))
+    }
+
+    /// `messages` shown in the window as a resumed conversation is.
+    fn load_history(app: &App, messages: &[Message]) {
+        let Slot::Idle(agent) = &app.slot else {
+            panic!("busy")
+        };
+        agent.replay_messages(messages, Arc::new(WindowSink::new(app.shared.clone())));
     }
 
     fn agent(dir: &std::path::Path) -> Agent {
@@ -990,7 +908,7 @@ mod tests {
             call("no"),
             Message::tool_result("no", "bash", "[command rejected by the user]", true),
         ];
-        app.shared.update(|t| load_history(t, &messages));
+        load_history(&app, &messages);
         let states: Vec<ToolState> = app
             .shared
             .lock()
@@ -1021,7 +939,7 @@ mod tests {
             },
             Message::tool("c1", "bash", "out\n"),
         ];
-        app.shared.update(|t| load_history(t, &messages));
+        load_history(&app, &messages);
         let tool_index = app.shared.lock().len() - 1;
         key(&mut app, KeyCode::Tab);
         assert_eq!(app.ui.selected, Some(tool_index));
@@ -1042,7 +960,9 @@ mod tests {
 
     #[test]
     fn a_resumed_history_becomes_entries() {
-        let mut t = Transcript::new();
+        let dir = tempfile::tempdir().unwrap();
+        let app = app(dir.path());
+        app.shared.update(|t| t.clear());
         let messages = vec![
             Message::user("list files"),
             Message::Assistant {
@@ -1057,7 +977,8 @@ mod tests {
             Message::tool("c1", "bash", "a\nb\n"),
             Message::assistant("Two files."),
         ];
-        load_history(&mut t, &messages);
+        load_history(&app, &messages);
+        let t = app.shared.lock();
         let kinds: Vec<&EntryKind> = t.entries().iter().map(|e| &e.kind).collect();
         assert_eq!(kinds.len(), 4);
         assert_eq!(kinds[0], &EntryKind::Question("list files".into()));
@@ -1072,8 +993,42 @@ mod tests {
         assert_eq!(kinds[3], &EntryKind::Answer("Two files.".into()));
     }
 
+    /// A resumed call is titled by its tool, from its arguments, as it was
+    /// live; arguments that are not JSON give the tool's name, as live.
     #[test]
     fn titles_come_from_the_arguments() {
+        let dir = tempfile::tempdir().unwrap();
+        let title_of = |name: &str, arguments: &str| {
+            // The lsp tool is declared when a server is on the PATH (it
+            // is never started here).
+            let mut agent = agent(dir.path());
+            let mut config = agent.config().clone();
+            config.lsp.servers = vec![mm_agent::config::LspServer {
+                name: "fake".into(),
+                command: "bash".into(),
+                args: Vec::new(),
+                extensions: vec![".go".into()],
+            }];
+            agent = Agent::new(config, dir.path(), PermissionSource::Terminal).unwrap();
+            let app = App::new(agent);
+            let messages = vec![
+                Message::user("q"),
+                Message::Assistant {
+                    content: String::new(),
+                    reasoning: Vec::new(),
+                    tool_calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: name.into(),
+                        arguments: arguments.into(),
+                    }],
+                },
+            ];
+            load_history(&app, &messages);
+            let EntryKind::Tool(tool) = last(&app) else {
+                panic!()
+            };
+            tool.title
+        };
         assert_eq!(title_of("bash", r#"{"command":"echo hi"}"#), "echo hi");
         assert_eq!(
             title_of("edit_file", r#"{"path":"a.rs","edits":[]}"#),
@@ -1083,6 +1038,6 @@ mod tests {
             title_of("lsp", r#"{"action":"hover","path":"m.go","symbol":"x"}"#),
             "hover m.go x"
         );
-        assert_eq!(title_of("bash", "not json"), "not json");
+        assert_eq!(title_of("bash", "not json"), "bash");
     }
 }

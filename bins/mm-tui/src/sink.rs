@@ -137,6 +137,7 @@ mod tests {
         ToolInfo {
             id: "c1".into(),
             tool: "bash".into(),
+            family: mm_ui::ToolFamily::Command,
             title: "rm -rf build".into(),
             kind: ToolKind::Execute,
             input: serde_json::json!({"command": "rm -rf build"}),

@@ -238,6 +238,12 @@ impl Transcript {
     /// Record one event of the turn. `now` is passed in so tests control time.
     pub fn apply(&mut self, event: Event, now: Instant) {
         match event {
+            // A saved conversation replayed: its question opens an exchange.
+            Event::Question { text } => {
+                self.open_answer = None;
+                self.open_thinking = None;
+                self.push(EntryKind::Question(text));
+            }
             Event::Text { text } => {
                 if text.is_empty() {
                     return;
@@ -372,6 +378,7 @@ mod tests {
         ToolInfo {
             id: id.into(),
             tool: "bash".into(),
+            family: mm_ui::ToolFamily::Command,
             title: command.into(),
             kind: ToolKind::Execute,
             input: serde_json::json!({ "command": command }),

@@ -37,6 +37,7 @@ fn bash(id: &str, command: &str) -> ToolInfo {
     ToolInfo {
         id: id.into(),
         tool: "bash".into(),
+        family: mm_ui::ToolFamily::Command,
         title: command.into(),
         kind: ToolKind::Execute,
         input: serde_json::json!({ "command": command }),
@@ -217,6 +218,7 @@ fn permission_prompt() {
     let info = ToolInfo {
         id: "e1".into(),
         tool: "edit_file".into(),
+        family: mm_ui::ToolFamily::File,
         title: "src/main.rs".into(),
         kind: ToolKind::Edit,
         input: serde_json::json!({}),

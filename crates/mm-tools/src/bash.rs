@@ -508,6 +508,10 @@ pub fn signal_name(sig: i32) -> String {
 }
 
 impl Tool for Bash {
+    fn family(&self) -> mm_ui::ToolFamily {
+        mm_ui::ToolFamily::Command
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "bash".to_string(),

@@ -167,6 +167,10 @@ fn absolute(root: &Path, path: &str) -> String {
 }
 
 impl Tool for Lsp {
+    fn family(&self) -> mm_ui::ToolFamily {
+        mm_ui::ToolFamily::Lsp
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.to_string(),

@@ -324,6 +324,10 @@ impl McpTool {
 }
 
 impl Tool for McpTool {
+    fn family(&self) -> mm_ui::ToolFamily {
+        mm_ui::ToolFamily::Mcp
+    }
+
     fn spec(&self) -> ToolSpec {
         spec_of(&self.entry)
     }
@@ -393,6 +397,10 @@ struct LazyTool {
 }
 
 impl Tool for LazyTool {
+    fn family(&self) -> mm_ui::ToolFamily {
+        mm_ui::ToolFamily::Mcp
+    }
+
     fn spec(&self) -> ToolSpec {
         let mut description = String::from(
             "Tools of MCP servers, declared on request. Call this with \

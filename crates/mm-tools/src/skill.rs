@@ -75,6 +75,10 @@ struct Args {
 }
 
 impl Tool for ReadSkill {
+    fn family(&self) -> mm_ui::ToolFamily {
+        mm_ui::ToolFamily::Skill
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.to_string(),

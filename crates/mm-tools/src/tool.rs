@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mm_policy::{Policy, Sandbox};
-use mm_ui::{FileChange, Sink, ToolKind};
+use mm_ui::{FileChange, Sink, ToolFamily, ToolKind};
 use tokio_util::sync::CancellationToken;
 
 /// A tool as the model sees it.
@@ -213,6 +213,13 @@ impl Described {
 /// file); `run` always returns a [`ToolOutput`] and says whether it failed.
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
+
+    /// The tool's family: what its calls count as and how front ends show
+    /// them. Adding a tool is this module and one registration; nothing
+    /// above decides by the tool's name.
+    fn family(&self) -> ToolFamily {
+        ToolFamily::Other
+    }
 
     /// Whether a call may change files (the agent takes a checkpoint of the
     /// project before the first such call of a turn, for `/undo`). True

@@ -48,7 +48,7 @@ use std::sync::Mutex;
 use futures::FutureExt;
 use mm_detector::{Detector, loop_detected_text, stop_text};
 use mm_policy::{Call, Verdict};
-use mm_ui::{Decision, Event, ToolInfo, ToolKind, ToolStatus};
+use mm_ui::{Decision, Event, ToolFamily, ToolInfo, ToolKind, ToolStatus};
 use serde_json::Value;
 
 use crate::bash::{fit, preview, redact};
@@ -160,6 +160,14 @@ impl Toolbox {
         self.tools.iter().map(|(n, _)| n.clone()).collect()
     }
 
+    /// The family of tool `name`; `Other` for a name no tool has.
+    pub fn family(&self, name: &str) -> ToolFamily {
+        self.tools
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(ToolFamily::Other, |(_, t)| t.family())
+    }
+
     /// Whether a call of `name` may change files; false for a name no
     /// tool has (such a call does not run).
     pub fn may_change_files(&self, name: &str) -> bool {
@@ -198,6 +206,7 @@ impl Toolbox {
                 info: self.redacted(ToolInfo {
                     id: call_id.to_string(),
                     tool: name.to_string(),
+                    family: self.family(name),
                     title: shown.title,
                     kind: shown.kind,
                     input: input.clone(),
@@ -284,6 +293,7 @@ impl Toolbox {
         let info = self.redacted(ToolInfo {
             id: call_id.to_string(),
             tool: name.to_string(),
+            family: tool.family(),
             title: plan.title.clone(),
             kind: plan.kind,
             input: input.clone(),
@@ -350,6 +360,63 @@ impl Toolbox {
             Err(panic) => ToolOutput::fail(panic_text(name, panic.as_ref())),
         };
         self.finish(call_id, name, arguments, output, echo, ctx)
+    }
+
+    /// A call of a saved conversation, shown as it went live: its
+    /// `ToolStart`, described from its arguments (nothing is planned or
+    /// run), then its `ToolEnd` with the result the session recorded and
+    /// the preview a terminal echoes. `result` is `None` for a call the
+    /// record has no result for: it ends failed, with no output.
+    pub fn replay(
+        &self,
+        call_id: &str,
+        name: &str,
+        arguments: &str,
+        result: Option<(&str, bool)>,
+        ctx: &ToolContext,
+    ) {
+        let input = parse_arguments(arguments).unwrap_or_else(|_| Value::String(arguments.into()));
+        let family = self.family(name);
+        let shown = match self.tools.iter().find(|(n, _)| n == name) {
+            Some((_, tool)) => {
+                std::panic::catch_unwind(AssertUnwindSafe(|| tool.describe(&input, ctx))).ok()
+            }
+            None => None,
+        }
+        .unwrap_or_else(|| Described {
+            title: name.to_string(),
+            kind: ToolKind::Other,
+            locations: Vec::new(),
+        });
+        ctx.sink.event(Event::ToolStart {
+            info: self.redacted(ToolInfo {
+                id: call_id.to_string(),
+                tool: name.to_string(),
+                family,
+                title: shown.title,
+                kind: shown.kind,
+                input,
+                locations: shown.locations,
+                change: None,
+            }),
+        });
+        let (output, failed) = result.unwrap_or(("", true));
+        let echoes = matches!(family, ToolFamily::Command | ToolFamily::Lsp);
+        ctx.sink.event(Event::ToolEnd {
+            id: call_id.to_string(),
+            tool: name.to_string(),
+            status: if failed {
+                ToolStatus::Failed
+            } else {
+                ToolStatus::Completed
+            },
+            output: output.to_string(),
+            preview: if echoes {
+                preview(output, self.settings.preview_lines)
+            } else {
+                Vec::new()
+            },
+        });
     }
 
     /// `info` as every front end may show it: no key value anywhere in it.

@@ -17,6 +17,27 @@ pub enum ToolKind {
     Other,
 }
 
+/// Which family a tool belongs to: what a front end counts it as and how
+/// it shows it. Each tool says its own; nothing above the tools decides by
+/// a tool's name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolFamily {
+    /// Runs a command (`bash`).
+    Command,
+    /// Reads or writes a file (`read_file`, `write_file`, `edit_file`).
+    File,
+    /// Reads a skill (`read_skill`).
+    Skill,
+    /// Asks a language server (`lsp`).
+    Lsp,
+    /// Calls an MCP server's tool.
+    Mcp,
+    /// Anything else (a tool the session does not know).
+    #[default]
+    Other,
+}
+
 /// What a tool will change, computed before it runs so that a front end
 /// can show it while it asks for permission
 /// (docs/design.md#preview-before-permission).
@@ -44,6 +65,8 @@ pub struct ToolInfo {
     pub id: String,
     /// The tool's name (`bash`, `edit_file` …).
     pub tool: String,
+    /// The tool's family: how a front end counts and shows the call.
+    pub family: ToolFamily,
     /// What to show: the command line, `path`, `definition main.go greet` …
     pub title: String,
     pub kind: ToolKind,
@@ -92,14 +115,15 @@ impl Counters {
         parts.join("  ")
     }
 
-    /// Count one response of `tool`.
-    pub fn count(&mut self, tool: &str) {
-        match tool {
-            "bash" => self.commands += 1,
-            "read_file" | "write_file" | "edit_file" => self.file_ops += 1,
-            "read_skill" => self.skills += 1,
-            "lsp" => self.lsp_calls += 1,
-            _ => {}
+    /// Count one response of a tool of `family` (MCP tools and unknown
+    /// ones have no counter of their own).
+    pub fn count(&mut self, family: ToolFamily) {
+        match family {
+            ToolFamily::Command => self.commands += 1,
+            ToolFamily::File => self.file_ops += 1,
+            ToolFamily::Skill => self.skills += 1,
+            ToolFamily::Lsp => self.lsp_calls += 1,
+            ToolFamily::Mcp | ToolFamily::Other => {}
         }
     }
 }
@@ -122,6 +146,9 @@ pub enum TurnOutcome {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// A question of a saved conversation being replayed (a live turn does
+    /// not send its own: the front end has it already).
+    Question { text: String },
     /// A piece of the answer.
     Text { text: String },
     /// A piece of reasoning.

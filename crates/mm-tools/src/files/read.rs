@@ -82,6 +82,10 @@ impl Args {
 }
 
 impl Tool for ReadFile {
+    fn family(&self) -> mm_ui::ToolFamily {
+        mm_ui::ToolFamily::File
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.to_string(),

@@ -93,6 +93,10 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
 }
 
 impl Tool for WriteFile {
+    fn family(&self) -> mm_ui::ToolFamily {
+        mm_ui::ToolFamily::File
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.to_string(),
