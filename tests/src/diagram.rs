@@ -14,7 +14,7 @@ pub const DIAGRAM: &str = "docs/diagrams/packages.md";
 /// server and this test crate).
 pub fn floor(name: &str) -> Option<u8> {
     Some(match name {
-        "mm-child" => 0,
+        "mm-child" | "mm-redact" => 0,
         "mm-config" | "mm-ui" | "mm-fileedit" | "mm-skills" | "mm-detector" | "mm-lsp"
         | "mm-checkpoint" | "mm-policy" | "mm-mcp" => 1,
         "mm-engine" | "mm-tools" => 2,

@@ -11,13 +11,12 @@ mod error;
 mod fsio;
 mod pathform;
 mod project;
-mod redact;
 mod store;
 
 pub use data::{
     CheckpointLog, Compaction, SessionData, TurnCheckpoint, TurnError, VERSION, title_from,
 };
 pub use error::StoreError;
+pub use mm_redact::REDACTED;
 pub use project::project_folder_name;
-pub use redact::REDACTED;
 pub use store::{Listing, Session, SessionInfo, Store, fuzzing};

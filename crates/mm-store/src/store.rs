@@ -13,7 +13,7 @@ use crate::StoreError;
 use crate::data::{Compaction, SessionData, TurnError, VERSION, title_from};
 use crate::fsio::{self, Stamp};
 use crate::project::{canonical, project_folder_name};
-use crate::redact::{prepare, redact_value};
+use mm_redact::redact_json;
 
 /// Session files under one root: `<root>/<project>/<id>.json`.
 #[derive(Clone)]
@@ -66,7 +66,8 @@ impl Store {
     /// The key values that must never reach a file: each is replaced by
     /// `[redacted]` wherever it appears when a session is saved.
     pub fn with_secrets(mut self, secrets: impl IntoIterator<Item = String>) -> Store {
-        self.secrets = Arc::from(prepare(secrets));
+        let secrets: Vec<String> = secrets.into_iter().filter(|s| !s.is_empty()).collect();
+        self.secrets = Arc::from(secrets);
         self
     }
 
@@ -454,7 +455,7 @@ fn encode(data: &SessionData, secrets: &[String]) -> Result<Vec<u8>, StoreError>
         return serde_json::to_vec_pretty(data).map_err(fail);
     }
     let mut value = serde_json::to_value(data).map_err(fail)?;
-    if !redact_value(&mut value, secrets) {
+    if !redact_json(&mut value, secrets) {
         return serde_json::to_vec_pretty(data).map_err(fail);
     }
     match SessionData::deserialize(&value) {

@@ -41,9 +41,9 @@ use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::time::Instant;
 
-pub(crate) use output::redacted;
-use output::{Collector, LossyDecoder, Redactor};
-pub use output::{REDACTED, fit, omitted_marker, preview, redact};
+use crate::output::{Collector, fit};
+use mm_redact::Redactor;
+use output::LossyDecoder;
 
 use mm_child::DeathGuard;
 

@@ -28,13 +28,15 @@ pub use edit::EditFile;
 pub use read::ReadFile;
 pub use write::WriteFile;
 
-use std::any::Any;
 use std::path::{Component, Path, PathBuf};
 
 use mm_ui::{FileChange, ToolKind};
 use serde::de::DeserializeOwned;
 
-use crate::tool::{Described, Plan, Subject, ToolContext, ToolOutput, invalid_args, text_field};
+use crate::tool::{
+    Described, Plan, Prepared as Planned, Subject, ToolContext, ToolOutput, invalid_args,
+    text_field,
+};
 use disk::Pending;
 
 /// What the model gets when the user refuses a write.
@@ -191,7 +193,7 @@ struct Prepared {
 
 /// Either a write to make, or a text to answer without writing (identical
 /// content, dry run).
-enum Outcome {
+pub(crate) enum Outcome {
     Text(String),
     Write { pending: Pending, shown: String },
 }
@@ -207,28 +209,23 @@ fn write_plan(title: String, prepared: Prepared) -> Plan {
         change: prepared.change,
         rejection: writes.then_some(REJECTED),
         echo: false,
-        state: Some(Box::new(prepared.outcome)),
+        state: Some(Planned::Write(prepared.outcome)),
     }
 }
 
-/// Carry out a planned write. Without a usable state (a caller that built
-/// its own plan) it plans again through `replan`.
-async fn run_write(
-    state: Option<Box<dyn Any + Send + Sync>>,
-    replan: impl FnOnce() -> Result<Prepared, String> + Send + 'static,
-) -> ToolOutput {
-    let outcome = match state.and_then(|s| s.downcast::<Outcome>().ok()) {
-        Some(outcome) => *outcome,
-        None => match blocking(replan).await {
-            Ok(p) => p.outcome,
-            Err(text) => return ToolOutput::fail(text),
-        },
-    };
-    match outcome {
-        Outcome::Text(text) => ToolOutput::ok(text),
-        Outcome::Write { pending, shown } => {
+/// The run of write_file and edit_file alike: what their plan prepared,
+/// the sandbox asked again (it may have changed while the user was asked).
+async fn run_write(plan: Plan, ctx: &ToolContext) -> ToolOutput {
+    match plan.state {
+        Some(Planned::Write(Outcome::Text(text))) => ToolOutput::ok(text),
+        Some(Planned::Write(Outcome::Write { pending, shown })) => {
+            if let Err(text) = may_write(ctx, &shown) {
+                return ToolOutput::fail(text);
+            }
             blocking(move || disk::commit(pending, &shown)).await.into()
         }
+        // Only a plan of this tool reaches its run (the toolbox holds it).
+        _ => ToolOutput::fail("internal error: the write was not planned"),
     }
 }
 

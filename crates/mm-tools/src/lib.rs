@@ -12,6 +12,7 @@ pub mod files;
 mod lenient;
 pub mod lsp;
 pub mod mcp;
+pub mod output;
 pub mod skill;
 pub mod tool;
 pub mod toolbox;

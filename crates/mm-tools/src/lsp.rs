@@ -25,8 +25,8 @@ use serde::{Deserialize, Deserializer};
 use crate::files::PREVIEW_LIMIT;
 use crate::lenient;
 use crate::tool::{
-    Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args, parse_args,
-    text_field,
+    Described, Plan, Prepared, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args,
+    parse_args, text_field,
 };
 
 const NAME: &str = "lsp";
@@ -283,7 +283,7 @@ impl Tool for Lsp {
                 change: preview(&rename),
                 rejection: Some(REJECTED),
                 echo: true,
-                state: Some(Box::new(rename)),
+                state: Some(Prepared::Rename(rename)),
             })
         })
     }
@@ -296,7 +296,7 @@ impl Tool for Lsp {
     ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             // Not cancellable: the files are written, then the server told.
-            if let Some(rename) = plan.state.and_then(|s| s.downcast::<RenamePlan>().ok()) {
+            if let Some(Prepared::Rename(rename)) = plan.state {
                 return outcome(self.client.apply_rename(&rename).await, true);
             }
             match query(args) {

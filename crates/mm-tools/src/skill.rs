@@ -10,10 +10,11 @@ use futures::future::BoxFuture;
 use mm_ui::ToolKind;
 use serde::Deserialize;
 
-use crate::bash::{fit, redacted};
+use crate::output::fit;
 use crate::tool::{
     Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, parse_args, text_field,
 };
+use mm_redact::redacted;
 
 const NAME: &str = "read_skill";
 

@@ -2,7 +2,6 @@
 //! call runs in. The [`crate::Toolbox`] drives a call through its steps:
 //! parse → plan (preview, no side effect) → permission → run → detector.
 
-use std::any::Any;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -128,8 +127,15 @@ pub struct Plan {
     /// Whether the terminal echoes the first `previewLines` of the output
     /// (bash, lsp).
     pub echo: bool,
-    /// Whatever the tool computed while planning and wants back in `run`.
-    pub state: Option<Box<dyn Any + Send + Sync>>,
+    /// What the tool prepared while planning, for `run` to carry out.
+    pub(crate) state: Option<Prepared>,
+}
+
+/// What `plan` prepared and `run` carries out, typed: the write of a
+/// `write_file` or `edit_file` call, the edits of an `lsp` rename.
+pub(crate) enum Prepared {
+    Write(crate::files::Outcome),
+    Rename(mm_lsp::RenamePlan),
 }
 
 impl Plan {

@@ -51,8 +51,9 @@ use mm_policy::{Call, Verdict};
 use mm_ui::{Decision, Event, ToolFamily, ToolInfo, ToolKind, ToolStatus};
 use serde_json::Value;
 
-use crate::bash::{fit, preview, redact};
+use crate::output::{fit, preview};
 use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args};
+use mm_redact::redact;
 
 /// The result of a call that did not run because the turn stopped first.
 pub const NOT_RUN: &str = "[not run: the turn was stopped]";

@@ -170,7 +170,7 @@ async fn a_key_across_the_cut_is_redacted_before_truncation() {
         .unwrap()
         .with_secrets(&[key.to_string()]);
     let out = env.call(&tool, json!({"name": "k"})).await;
-    let expected = mm_tools::bash::fit(&body.replace(key, "[redacted]"), "", 300);
+    let expected = mm_tools::output::fit(&body.replace(key, "[redacted]"), "", 300);
     assert_eq!(out, expected);
     assert!(
         out.starts_with(&format!("{}[redacted]", "a".repeat(125))),

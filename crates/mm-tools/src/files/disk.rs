@@ -219,18 +219,18 @@ pub(super) enum Content {
 }
 
 /// A write that `plan` prepared and `run` carries out.
-pub(super) struct Pending {
+pub(crate) struct Pending {
     /// The file to replace (symlinks followed).
-    pub target: PathBuf,
+    pub(super) target: PathBuf,
     /// The bytes `plan` saw; `None` when there was no file.
-    pub before: Option<Vec<u8>>,
+    pub(super) before: Option<Vec<u8>>,
     /// The new content.
-    pub after: Content,
+    pub(super) after: Content,
     /// What to keep of the file as `plan` saw it; `None` for a new file
     /// (created 0666 minus the umask).
-    pub kept: Option<Kept>,
+    pub(super) kept: Option<Kept>,
     /// What the model gets once written.
-    pub output: String,
+    pub(super) output: String,
 }
 
 /// Write `pending` unless the file changed since it was planned

@@ -21,11 +21,11 @@ use super::{
     absolute, blocking, describe_path, io_failure, is_directory, missing, not_regular, parse,
     path_subject,
 };
-use crate::bash::redacted;
 use crate::lenient;
 use crate::tool::{
     Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args,
 };
+use mm_redact::redacted;
 
 const NAME: &str = "read_file";
 

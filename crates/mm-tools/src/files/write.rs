@@ -142,19 +142,10 @@ impl Tool for WriteFile {
 
     fn run<'a>(
         &'a self,
-        args: &'a serde_json::Value,
+        _args: &'a serde_json::Value,
         plan: Plan,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let cwd = ctx.cwd.clone();
-            let parsed = Args::parse(args);
-            if let Ok(a) = &parsed
-                && let Err(text) = may_write(ctx, &a.path)
-            {
-                return ToolOutput::fail(text);
-            }
-            run_write(plan.state, move || prepare(&cwd, parsed?)).await
-        })
+        Box::pin(run_write(plan, ctx))
     }
 }
