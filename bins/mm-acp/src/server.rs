@@ -28,7 +28,7 @@ use agent_client_protocol::{Client, Error, ErrorCode};
 use mm_agent::commands::{Commands, Front, Outcome, Parsed};
 use mm_agent::config::Config;
 use mm_agent::ui::{Sink, TurnOutcome};
-use mm_agent::{Agent, EditorServer, PermissionSource};
+use mm_agent::{Agent, AgentError, EditorServer, PermissionSource};
 use mm_config::SettingsFlags;
 use tokio_util::sync::CancellationToken;
 
@@ -288,8 +288,9 @@ impl Server {
             None => {
                 let config = self.options.config(&cwd).map_err(internal)?;
                 if !config.sessions.enabled {
-                    return Err(Error::invalid_request()
-                        .data("sessions are disabled (sessions.enabled: false)"));
+                    return Err(
+                        Error::invalid_request().data(AgentError::SessionsDisabled.to_string())
+                    );
                 }
                 let known = mm_agent::scan_sessions(&config, Some(&cwd))
                     .map_err(|e| internal(e.to_string()))?;

@@ -465,9 +465,9 @@ impl App {
         match p.kind {
             Kind::Commands => {
                 if run && item.run {
-                    self.ui.take_text();
-                    self.ui.history.push(&item.insert);
-                    self.dispatch(item.insert);
+                    // As if typed and sent: a turn still ending queues it.
+                    self.ui.set_text(item.insert.trim_end());
+                    self.submit();
                 } else {
                     self.ui.set_text(&item.insert);
                 }

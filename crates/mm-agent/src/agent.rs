@@ -39,8 +39,29 @@ pub enum AgentError {
     Engine(#[from] EngineError),
     #[error(transparent)]
     Store(#[from] mm_store::StoreError),
+    /// The settings turn session files off.
+    #[error("sessions are disabled (sessions.enabled: false)")]
+    SessionsDisabled,
+    /// `--continue` (or `/resume` without an id) found no session here.
+    #[error("no saved session for {}", .0.display())]
+    NoSession(PathBuf),
+    /// The latest session of the folder is a file that cannot be read; it
+    /// is never passed over in silence.
+    #[error(
+        "the latest session of {} cannot be continued: {why} (the file is left as it is; \
+         --resume ID continues another)",
+        cwd.display()
+    )]
+    LatestUnreadable { cwd: PathBuf, why: String },
+    /// Every session file of the folder is unreadable.
+    #[error("no readable saved session for {}: {} (left as it is)", cwd.display(), why.join("; "))]
+    NoneReadable { cwd: PathBuf, why: Vec<String> },
+    /// `/compact` could not summarise (the reason, for the user).
     #[error("{0}")]
-    Other(String),
+    Compaction(String),
+    /// A permission rule of the user's settings cannot be read.
+    #[error("{0} (in the user's settings file)")]
+    Rules(String),
 }
 
 /// Which permission setting applies: the terminal's `permissions` or the
@@ -479,9 +500,7 @@ impl Agent {
     pub fn sessions(&self) -> Result<Vec<SessionInfo>, AgentError> {
         match &self.store {
             Some(store) => Ok(store.list(Some(&self.cwd))?),
-            None => Err(AgentError::Other(
-                "sessions are disabled (sessions.enabled: false)".into(),
-            )),
+            None => Err(AgentError::SessionsDisabled),
         }
     }
 
@@ -500,9 +519,7 @@ impl Agent {
 
     /// Continue session `id` (or the latest of this project when `None`).
     pub fn resume(&mut self, id: Option<&str>) -> Result<String, AgentError> {
-        let store = self.store.as_ref().ok_or_else(|| {
-            AgentError::Other("sessions are disabled (sessions.enabled: false)".into())
-        })?;
+        let store = self.store.as_ref().ok_or(AgentError::SessionsDisabled)?;
         let id = match id {
             Some(id) => id.to_string(),
             None => latest_session(&store.scan(Some(&self.cwd))?, &self.cwd)?,
@@ -1058,7 +1075,7 @@ impl Agent {
             sink.event(Event::Notice { text: text.clone() });
         }
         self.save(&sink);
-        result.map(|_| ()).map_err(AgentError::Other)
+        result.map(|_| ()).map_err(AgentError::Compaction)
     }
 
     /// Summarise the history but its latest exchanges; the notice line
@@ -1232,11 +1249,7 @@ fn ask_window(engine: &Engine) -> Option<tokio::task::JoinHandle<Window>> {
 /// (docs/design.md#keys-stay-out-of-tools).
 fn secrets(config: &Config, engine: &Engine) -> Vec<String> {
     let mut all = engine.secrets();
-    let vars = mm_tools::bash::KEY_VARS
-        .iter()
-        .map(|v| v.to_string())
-        .chain(config.api_key_env.clone());
-    for var in vars {
+    for var in tools::key_vars(config) {
         if let Ok(value) = std::env::var(&var)
             && !value.trim().is_empty()
             && !all.contains(&value)
@@ -1271,25 +1284,17 @@ fn latest_session(listing: &mm_store::Listing, cwd: &Path) -> Result<String, Age
         .max_by_key(|e| e.path().and_then(modified));
     match (listing.sessions.first(), newest_broken) {
         (Some(info), Some(e)) if e.path().and_then(modified) > modified(&info.path) => {
-            Err(AgentError::Other(format!(
-                "the latest session of {} cannot be continued: {e} (the file is left as it is; \
-                 --resume ID continues another)",
-                cwd.display()
-            )))
+            Err(AgentError::LatestUnreadable {
+                cwd: cwd.to_path_buf(),
+                why: e.to_string(),
+            })
         }
         (Some(info), _) => Ok(info.id.clone()),
-        (None, Some(_)) => {
-            let all: Vec<String> = listing.skipped.iter().map(ToString::to_string).collect();
-            Err(AgentError::Other(format!(
-                "no readable saved session for {}: {} (left as it is)",
-                cwd.display(),
-                all.join("; ")
-            )))
-        }
-        (None, None) => Err(AgentError::Other(format!(
-            "no saved session for {}",
-            cwd.display()
-        ))),
+        (None, Some(_)) => Err(AgentError::NoneReadable {
+            cwd: cwd.to_path_buf(),
+            why: listing.skipped.iter().map(ToString::to_string).collect(),
+        }),
+        (None, None) => Err(AgentError::NoSession(cwd.to_path_buf())),
     }
 }
 

@@ -43,11 +43,7 @@ impl McpSession {
     /// no server starts, and a warning says so.
     pub(crate) fn start(config: &Config, cwd: &Path, editor: &[EditorServer]) -> McpSession {
         let env = |name: &str| std::env::var(name).ok();
-        let mut remove_env: Vec<String> = mm_config::PROVIDER_KEY_VARS
-            .iter()
-            .map(|v| v.to_string())
-            .collect();
-        remove_env.extend(config.api_key_env.clone());
+        let remove_env = crate::tools::key_vars(config);
         let source = SpecSource {
             env: &env,
             remove_env,

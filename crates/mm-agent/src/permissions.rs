@@ -31,7 +31,7 @@ pub fn build(
         ask: &rules.ask,
         deny: &rules.deny,
     })
-    .map_err(|e| AgentError::Other(format!("{e} (in the user's settings file)")))?;
+    .map_err(|e| AgentError::Rules(e.to_string()))?;
     let mode = match config.sandbox {
         SandboxSetting::Off => SandboxMode::Off,
         SandboxSetting::ReadOnly => SandboxMode::ReadOnly,

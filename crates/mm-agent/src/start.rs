@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mm_config::{Config, ConfigError, Loaded, WindowInForce};
+use mm_config::{Config, ConfigError, KeyInForce, Loaded, Resolved, WindowInForce};
 
 use crate::{Agent, AgentError, PermissionSource, commands};
 
@@ -68,11 +68,33 @@ pub fn config_text(loaded: &Loaded) -> String {
         Some(_) => None,
         None => window_in_force(&loaded.config),
     };
-    let mut text = loaded.print_with(window.as_ref());
+    let key = key_in_force(&loaded.config, |var| std::env::var_os(var).is_some());
+    let mut text = loaded.print_with(&Resolved {
+        window,
+        key: Some(key),
+    });
     if !text.ends_with('\n') {
         text.push('\n');
     }
     text
+}
+
+/// The variable the key is read from (`apiKeyEnv`, else the provider's
+/// first) and whether it, or one of the provider's, is set.
+pub fn key_in_force(config: &Config, is_set: impl Fn(&str) -> bool) -> KeyInForce {
+    match &config.api_key_env {
+        Some(var) => KeyInForce {
+            var: Some(var.clone()),
+            set: is_set(var),
+        },
+        None => {
+            let vars = mm_engine::key_vars(config.provider());
+            KeyInForce {
+                var: vars.first().map(|v| (*v).to_owned()),
+                set: vars.iter().any(|v| is_set(v)),
+            }
+        }
+    }
 }
 
 /// The window `auto` stands for now, asked on a thread of its own so that

@@ -20,18 +20,23 @@ pub struct Tools {
     pub warnings: Vec<String>,
 }
 
+/// Every variable that may hold a key mm uses: each provider's, and the
+/// configured `apiKeyEnv`. Tools' children never inherit them.
+pub fn key_vars(config: &Config) -> Vec<String> {
+    let mut vars: Vec<String> = mm_engine::all_key_vars()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    vars.extend(config.api_key_env.clone());
+    vars
+}
+
 /// Build the session's tools from the settings for a session rooted at
 /// `cwd`; `secrets` are the key values to redact from every tool result.
 pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
     let mut tools: Vec<Box<dyn Tool>> = Vec::new();
     if config.bash_tool {
-        let mut strip: Vec<String> = mm_tools::bash::KEY_VARS
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        if let Some(var) = &config.api_key_env {
-            strip.push(var.clone());
-        }
+        let strip = key_vars(config);
         tools.push(Box::new(Bash::new(BashSettings {
             timeout: std::time::Duration::from_secs(config.bash_timeout),
             secrets_env: strip,

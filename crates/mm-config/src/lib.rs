@@ -21,6 +21,6 @@ pub use cli::{SessionFlags, SettingsFlags};
 pub use dirs::{BaseDirs, config_dir, data_dir, state_dir};
 pub use error::ConfigError;
 pub use load::{KEYS, Loaded, Origin, Overrides, PROJECT_KEYS, Sources, check_file_text, load};
-pub use print::{WindowInForce, mask_url};
+pub use print::{KeyInForce, Resolved, WindowInForce, mask_url};
 pub use ranges::{RANGES, Range};
 pub use settings::*;

@@ -141,8 +141,6 @@ pub struct Loaded {
     pub config: Config,
     /// Every key of [`KEYS`], in that order.
     origins: Vec<(&'static str, Origin)>,
-    /// Whether the key variable in force is set (never its value).
-    api_key_set: bool,
 }
 
 impl Loaded {
@@ -154,11 +152,6 @@ impl Loaded {
     /// Every key with its origin, in [`KEYS`] order.
     pub fn origins(&self) -> impl Iterator<Item = (&'static str, &Origin)> {
         self.origins.iter().map(|(k, o)| (*k, o))
-    }
-
-    /// Whether the variable named by `apiKeyEnv` (or the provider's) is set.
-    pub fn api_key_set(&self) -> bool {
-        self.api_key_set
     }
 }
 
@@ -323,19 +316,7 @@ pub fn load(sources: &Sources) -> Result<Loaded, ConfigError> {
             (*key, origin.unwrap_or(Origin::Default))
         })
         .collect();
-    // The engine tries every candidate variable (Gemini: GEMINI_API_KEY,
-    // then GOOGLE_API_KEY) unless `apiKeyEnv` names one.
-    let api_key_set = match &config.api_key_env {
-        Some(var) => sources.var(var).is_some(),
-        None => crate::default_api_key_env(config.provider())
-            .iter()
-            .any(|var| sources.var(var).is_some()),
-    };
-    Ok(Loaded {
-        config,
-        origins,
-        api_key_set,
-    })
+    Ok(Loaded { config, origins })
 }
 
 /// One file's settings over the defaults, checked alone (types, ranges,

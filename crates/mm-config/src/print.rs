@@ -14,21 +14,39 @@ pub struct WindowInForce {
     pub source: String,
 }
 
+/// The variable the key is read from (`apiKeyEnv`, else the provider's
+/// first), and whether one of the provider's is set: the provider's table
+/// is the engine's, so the caller says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyInForce {
+    /// `None`: the provider takes no key.
+    pub var: Option<String>,
+    pub set: bool,
+}
+
+/// What `--print-config` shows beside the settings, resolved by whoever
+/// knows the servers and providers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resolved {
+    pub window: Option<WindowInForce>,
+    pub key: Option<KeyInForce>,
+}
+
 impl Loaded {
     /// One line per key, aligned: `compact.threshold  = 0.8  # default`.
     pub fn print(&self) -> String {
-        self.print_with(None)
+        self.print_with(&Resolved::default())
     }
 
-    /// [`Loaded::print`] with the window `contextWindow: auto` resolved to,
-    /// shown beside `auto` (the value of the settings' own making).
-    pub fn print_with(&self, window: Option<&WindowInForce>) -> String {
+    /// [`Loaded::print`] with what `auto` and the provider's key variable
+    /// came to.
+    pub fn print_with(&self, resolved: &Resolved) -> String {
         let rows: Vec<(&str, String, String)> = self
             .origins()
             .map(|(key, origin)| {
                 (
                     key,
-                    value_text(&self.config, key, self.api_key_set(), window),
+                    value_text(&self.config, key, resolved),
                     origin.to_string(),
                 )
             })
@@ -42,7 +60,8 @@ impl Loaded {
     }
 }
 
-fn value_text(c: &Config, key: &str, key_set: bool, window: Option<&WindowInForce>) -> String {
+fn value_text(c: &Config, key: &str, resolved: &Resolved) -> String {
+    let window = resolved.window.as_ref();
     let list = |items: &[String]| {
         if items.is_empty() {
             "(none)".to_owned()
@@ -56,9 +75,21 @@ fn value_text(c: &Config, key: &str, key_set: bool, window: Option<&WindowInForc
             .base_url
             .as_deref()
             .map_or_else(|| "(the provider's default)".to_owned(), mask_url),
-        "apiKeyEnv" => match c.api_key_env_in_force() {
-            Some(var) => format!("{var} ({})", if key_set { "set" } else { "not set" }),
-            None => "(none: this provider takes no key)".to_owned(),
+        "apiKeyEnv" => match (&resolved.key, &c.api_key_env) {
+            (
+                Some(KeyInForce {
+                    var: Some(var),
+                    set,
+                }),
+                _,
+            ) => {
+                format!("{var} ({})", if *set { "set" } else { "not set" })
+            }
+            (Some(KeyInForce { var: None, .. }), _) => {
+                "(none: this provider takes no key)".to_owned()
+            }
+            (None, Some(var)) => var.clone(),
+            (None, None) => "(the provider's)".to_owned(),
         },
         "contextWindow" => match (c.context_window.fixed(), window) {
             (Some(n), _) => n.to_string(),

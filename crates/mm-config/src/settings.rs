@@ -465,41 +465,6 @@ impl Config {
     pub fn model_name(&self) -> &str {
         self.model.split_once('/').map_or(&self.model, |(_, m)| m)
     }
-
-    /// The variable that holds the key in force: `apiKeyEnv` when set, else
-    /// the provider's first candidate; `None` for keyless providers.
-    pub fn api_key_env_in_force(&self) -> Option<String> {
-        self.api_key_env.clone().or_else(|| {
-            default_api_key_env(self.provider())
-                .first()
-                .map(|v| (*v).to_owned())
-        })
-    }
-}
-
-/// Every variable that holds a provider key by default; each provider's
-/// candidates below are among them. The one table of them: the engine
-/// reads keys through it, and the `bash` tool strips these (plus the
-/// configured `apiKeyEnv`) from its children
-/// (docs/design.md#keys-stay-out-of-tools).
-pub const PROVIDER_KEY_VARS: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-];
-
-/// The variables a provider reads its key from when `apiKeyEnv` is not
-/// set, in the order they are tried (Google's own clients take
-/// `GOOGLE_API_KEY` when `GEMINI_API_KEY` is unset); empty for
-/// `openai-compatible` and `ollama`, which send no key by default.
-pub fn default_api_key_env(provider: &str) -> &'static [&'static str] {
-    match provider {
-        "openai" => &["OPENAI_API_KEY"],
-        "anthropic" => &["ANTHROPIC_API_KEY"],
-        "gemini" => &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-        _ => &[],
-    }
 }
 
 /// The default language servers (docs/reference/settings.md).
@@ -764,33 +729,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn key_variables_come_from_one_table() {
-        assert_eq!(
-            PROVIDER_KEY_VARS,
-            [
-                "OPENAI_API_KEY",
-                "ANTHROPIC_API_KEY",
-                "GEMINI_API_KEY",
-                "GOOGLE_API_KEY"
-            ]
-        );
-        assert_eq!(default_api_key_env("openai"), ["OPENAI_API_KEY"]);
-        assert_eq!(default_api_key_env("anthropic"), ["ANTHROPIC_API_KEY"]);
-        assert_eq!(
-            default_api_key_env("gemini"),
-            ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
-        );
-        assert!(default_api_key_env("ollama").is_empty());
-        assert!(default_api_key_env("openai-compatible").is_empty());
-        // Every candidate is one the bash tool strips.
-        for p in ["openai", "anthropic", "gemini"] {
-            for v in default_api_key_env(p) {
-                assert!(PROVIDER_KEY_VARS.contains(v), "{v}");
-            }
-        }
-    }
-
-    #[test]
     fn mcp_server_names() {
         assert_eq!(mcp_server_name_problem("time"), None);
         assert_eq!(mcp_server_name_problem("my-docs_2"), None);
@@ -825,18 +763,5 @@ mod tests {
             "{shown}"
         );
         assert!(!shown.contains("secret"), "{shown}");
-    }
-
-    #[test]
-    fn the_key_in_force_is_the_first_candidate_unless_named() {
-        let mut c = Config {
-            model: "gemini/gemini-2.5-flash".into(),
-            ..Config::default()
-        };
-        assert_eq!(c.api_key_env_in_force().as_deref(), Some("GEMINI_API_KEY"));
-        c.model = "ollama/qwen3:8b".into();
-        assert_eq!(c.api_key_env_in_force(), None);
-        c.api_key_env = Some("MY_KEY".into());
-        assert_eq!(c.api_key_env_in_force().as_deref(), Some("MY_KEY"));
     }
 }

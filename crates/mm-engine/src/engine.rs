@@ -121,12 +121,13 @@ impl Engine {
         let base_url = match &cfg.base_url {
             Some(u) if !u.trim().is_empty() => u.trim().to_owned(),
             _ => {
-                let ollama_host = (spec.name == "ollama")
-                    .then(|| env("OLLAMA_HOST"))
-                    .flatten()
-                    .filter(|h| !h.trim().is_empty());
-                match (ollama_host, spec.default_base_url) {
-                    (Some(host), _) => providers::ollama_host_url(&host),
+                let from_var = spec.host_var.and_then(|(var, to_url)| {
+                    env(var)
+                        .filter(|h| !h.trim().is_empty())
+                        .map(|h| to_url(&h))
+                });
+                match (from_var, spec.default_base_url) {
+                    (Some(url), _) => url,
                     (None, Some(d)) => d.to_owned(),
                     (None, None) => {
                         return Err(EngineError::MissingBaseUrl {
@@ -150,7 +151,7 @@ impl Engine {
                 }
             },
             _ => {
-                let candidates = providers::default_key_vars(spec);
+                let candidates = spec.key_vars;
                 let found = candidates
                     .iter()
                     .find_map(|v| env(v).filter(|k| !k.is_empty()));

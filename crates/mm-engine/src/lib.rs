@@ -44,6 +44,8 @@ pub fn new_cache_key() -> String {
     uuid::Uuid::now_v7().simple().to_string()
 }
 
+pub use providers::{all_key_vars, key_vars};
+
 /// The names of every registered provider, in registry order.
 pub fn known_providers() -> Vec<&'static str> {
     providers::known_providers()

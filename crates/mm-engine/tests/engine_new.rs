@@ -230,10 +230,10 @@ async fn error_lines_never_show_url_credentials() {
 }
 
 #[test]
-fn keys_are_read_from_mm_configs_table() {
+fn keys_are_read_from_each_providers_row() {
     // Every candidate variable of every provider is read, in order.
     for p in mm_engine::known_providers() {
-        let vars = mm_config::default_api_key_env(p);
+        let vars = mm_engine::key_vars(p);
         for (i, var) in vars.iter().enumerate() {
             let mut c = settings(&format!("{p}/m"));
             c.base_url = Some("http://127.0.0.1:1".into());
@@ -251,7 +251,7 @@ fn keys_are_read_from_mm_configs_table() {
         }
     }
     assert_eq!(
-        mm_config::default_api_key_env("gemini"),
+        mm_engine::key_vars("gemini"),
         ["GEMINI_API_KEY", "GOOGLE_API_KEY"]
     );
 }

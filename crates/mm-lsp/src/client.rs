@@ -15,7 +15,7 @@ use lsp_types::{
 use tokio::sync::Mutex;
 
 use crate::format::{self, Sources, WireLoc, display_path};
-use crate::server::{Conn, REQUEST_TIMEOUT, file_url};
+use crate::server::{Conn, REQUEST_TIMEOUT, RequestError, file_url};
 use crate::text::{Spot, line_chars, lines, occurrences, utf16_of_char_col};
 use crate::{Action, DIAGNOSTICS_WAIT, Query, RENAME_NEEDS_NEW_NAME, ServerConfig};
 
@@ -68,8 +68,8 @@ async fn another_round(conn: &Conn, round: usize, busy_until: tokio::time::Insta
 
 /// True when a failed request means the other spots need not be tried:
 /// the server is gone, or it did not answer in time.
-fn hopeless(conn: &Conn, error: &str) -> bool {
-    !conn.connected() || error.starts_with(crate::server::NO_ANSWER)
+fn hopeless(conn: &Conn, error: &RequestError) -> bool {
+    !conn.connected() || error.ends_the_call()
 }
 
 /// The language-server client of one session (one project root).
@@ -168,7 +168,7 @@ fn language_id(ext: &str) -> &str {
     }
 }
 
-fn failed(server: &str, action: Action, why: &str) -> String {
+fn failed(server: &str, action: Action, why: &dyn std::fmt::Display) -> String {
     format!("[lsp: {server}: {action} failed: {why}]")
 }
 
@@ -532,7 +532,7 @@ impl Client {
         &self,
         conn: &Conn,
         at: TextDocumentPositionParams,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, RequestError> {
         let params = GotoDefinitionParams {
             text_document_position_params: at,
             work_done_progress_params: WorkDoneProgressParams::default(),
@@ -553,7 +553,7 @@ impl Client {
         &self,
         conn: &Conn,
         at: TextDocumentPositionParams,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, RequestError> {
         let params = ReferenceParams {
             text_document_position: at,
             work_done_progress_params: WorkDoneProgressParams::default(),
@@ -589,7 +589,7 @@ impl Client {
         &self,
         conn: &Conn,
         at: TextDocumentPositionParams,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, RequestError> {
         let params = HoverParams {
             text_document_position_params: at,
             work_done_progress_params: WorkDoneProgressParams::default(),

@@ -45,6 +45,32 @@ use crate::ServerConfig;
 const INIT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How a request that timed out starts its failure text.
 pub const NO_ANSWER: &str = "no answer within";
+
+/// Why a request to a language server got no result. Callers branch on
+/// the kind; the text is for the model, made at the tool's edge.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    /// The server did not answer in time.
+    #[error("{NO_ANSWER} {0}s")]
+    Timeout(u64),
+    /// The server went away (its process ended, its pipe closed).
+    #[error("{0}")]
+    Stopped(String),
+    /// The server answered with an error.
+    #[error("{0}")]
+    Refused(String),
+    /// The request could not be made.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl RequestError {
+    /// Whether other spots are worth trying after this: not when the
+    /// server is gone or too slow.
+    pub fn ends_the_call(&self) -> bool {
+        matches!(self, RequestError::Timeout(_) | RequestError::Stopped(_))
+    }
+}
 /// Bound on one request.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bound on the graceful part of a shutdown, per step.
@@ -311,7 +337,7 @@ impl Conn {
         &self,
         params: R::Params,
         limit: Duration,
-    ) -> Result<R::Result, String>
+    ) -> Result<R::Result, RequestError>
     where
         R::Params: Clone,
     {
@@ -320,7 +346,7 @@ impl Conn {
         loop {
             let ask = self.socket.request::<R>(params.clone());
             let ret = match tokio::time::timeout_at(deadline, ask).await {
-                Err(_) => return Err(format!("{NO_ANSWER} {}s", limit.as_secs())),
+                Err(_) => return Err(RequestError::Timeout(limit.as_secs())),
                 Ok(ret) => ret,
             };
             match ret {
@@ -333,11 +359,11 @@ impl Conn {
                     retries += 1;
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
-                Err(async_lsp::Error::Response(r)) => return Err(r.message),
+                Err(async_lsp::Error::Response(r)) => return Err(RequestError::Refused(r.message)),
                 Err(async_lsp::Error::ServiceStopped | async_lsp::Error::Eof) => {
-                    return Err(stopped(&self.broken));
+                    return Err(RequestError::Stopped(stopped(&self.broken)));
                 }
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(RequestError::Failed(e.to_string())),
             }
         }
     }

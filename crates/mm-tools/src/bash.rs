@@ -51,11 +51,6 @@ use crate::tool::{
     Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, parse_args, text_field,
 };
 
-/// Environment variables that hold provider keys; never passed to a command
-/// (docs/design.md#keys-stay-out-of-tools). Configured `apiKeyEnv` names
-/// are added to these.
-pub const KEY_VARS: &[&str] = mm_config::PROVIDER_KEY_VARS;
-
 /// What a refused command gives the model.
 pub const REJECTED: &str = "[command rejected by the user]";
 
@@ -72,8 +67,10 @@ const READ_CHUNK: usize = 64 * 1024;
 pub struct BashSettings {
     /// `bashTimeout`.
     pub timeout: Duration,
-    /// Names of further environment variables to strip (the configured
-    /// `apiKeyEnv`s).
+    /// Names of the environment variables a command never inherits: every
+    /// variable that holds a provider key, and the configured `apiKeyEnv`
+    /// (docs/design.md#keys-stay-out-of-tools; the agent gives the
+    /// provider registry's list).
     pub secrets_env: Vec<String>,
     /// Key values to replace by `[redacted]` before truncation.
     pub secrets: Vec<String>,
@@ -344,11 +341,7 @@ impl Bash {
             .process_group(0)
             .kill_on_drop(true)
             .env("MM", "1");
-        for var in KEY_VARS
-            .iter()
-            .copied()
-            .chain(self.settings.secrets_env.iter().map(String::as_str))
-        {
+        for var in &self.settings.secrets_env {
             cmd.env_remove(var);
         }
         let parent = std::process::id();

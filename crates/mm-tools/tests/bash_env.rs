@@ -33,7 +33,18 @@ fn environment_minus_keys_plus_mm() {
         let b = Bash::with_registry(
             BashSettings {
                 timeout: Duration::from_secs(10),
-                secrets_env: vec!["MY_PROVIDER_KEY".to_string()],
+                // The agent gives the provider registry's variables and
+                // the configured apiKeyEnv (mm-repl's contract test checks
+                // that end to end).
+                secrets_env: [
+                    "OPENAI_API_KEY",
+                    "ANTHROPIC_API_KEY",
+                    "GEMINI_API_KEY",
+                    "GOOGLE_API_KEY",
+                    "MY_PROVIDER_KEY",
+                ]
+                .map(String::from)
+                .to_vec(),
                 secrets: vec!["my-secret-0123456789".to_string(), "sk-openai-0123456789".to_string()],
             },
             ProcessRegistry::new(),

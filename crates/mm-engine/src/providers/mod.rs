@@ -43,6 +43,10 @@ impl std::fmt::Debug for ProviderSettings {
     }
 }
 
+/// A variable that sets a server's address, and how its value becomes a
+/// base URL.
+pub type HostVar = (&'static str, fn(&str) -> String);
+
 /// One row of the registry.
 #[derive(Debug)]
 pub struct ProviderSpec {
@@ -51,6 +55,13 @@ pub struct ProviderSpec {
     pub default_base_url: Option<&'static str>,
     /// Whether a request without a key is refused up front.
     pub key_required: bool,
+    /// The variables the key is read from when `apiKeyEnv` is not set, in
+    /// the order they are tried; empty: no key unless `apiKeyEnv` names
+    /// one.
+    pub key_vars: &'static [&'static str],
+    /// A variable that sets the server's address when `baseURL` is not
+    /// set, and how its value becomes a URL (`OLLAMA_HOST`).
+    pub host_var: Option<HostVar>,
     pub build: fn(ProviderSettings) -> Box<dyn Provider>,
     /// The server takes OpenAI's `prompt_cache_key`. Servers of the
     /// OpenAI-compatible family are not known to (vLLM and others may
@@ -68,6 +79,8 @@ pub static REGISTRY: &[ProviderSpec] = &[
         name: "ollama",
         default_base_url: Some("http://localhost:11434"),
         key_required: false,
+        key_vars: &[],
+        host_var: Some(("OLLAMA_HOST", ollama_host_url)),
         build: |s| Box::new(ollama::Ollama::new(s)),
         prompt_cache_key: false,
         truncates_silently: true,
@@ -76,6 +89,8 @@ pub static REGISTRY: &[ProviderSpec] = &[
         name: "openai",
         default_base_url: Some("https://api.openai.com/v1"),
         key_required: true,
+        key_vars: &["OPENAI_API_KEY"],
+        host_var: None,
         build: |s| Box::new(openai::OpenAi::new("openai", s)),
         prompt_cache_key: true,
         truncates_silently: false,
@@ -84,6 +99,8 @@ pub static REGISTRY: &[ProviderSpec] = &[
         name: "openai-compatible",
         default_base_url: None,
         key_required: false,
+        key_vars: &[],
+        host_var: None,
         build: |s| Box::new(openai::OpenAi::new("openai-compatible", s)),
         prompt_cache_key: false,
         truncates_silently: false,
@@ -92,6 +109,8 @@ pub static REGISTRY: &[ProviderSpec] = &[
         name: "anthropic",
         default_base_url: Some("https://api.anthropic.com"),
         key_required: true,
+        key_vars: &["ANTHROPIC_API_KEY"],
+        host_var: None,
         build: |s| Box::new(anthropic::Anthropic::new(s)),
         prompt_cache_key: false,
         truncates_silently: false,
@@ -100,6 +119,8 @@ pub static REGISTRY: &[ProviderSpec] = &[
         name: "gemini",
         default_base_url: Some("https://generativelanguage.googleapis.com"),
         key_required: true,
+        key_vars: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        host_var: None,
         build: |s| Box::new(gemini::Gemini::new(s)),
         prompt_cache_key: false,
         truncates_silently: false,
@@ -111,11 +132,25 @@ pub fn known_providers() -> Vec<&'static str> {
     REGISTRY.iter().map(|p| p.name).collect()
 }
 
-/// The variables tried for a provider's key when `apiKeyEnv` is not set,
-/// in order; empty: it sends no key unless `apiKeyEnv` names one. The
-/// table lives in mm-config, so the `bash` tool strips the same names.
-pub fn default_key_vars(spec: &ProviderSpec) -> &'static [&'static str] {
-    mm_config::default_api_key_env(spec.name)
+/// The variables `provider` reads its key from when `apiKeyEnv` is not
+/// set, in order (Google's own clients take `GOOGLE_API_KEY` when
+/// `GEMINI_API_KEY` is unset); empty for a provider that sends no key by
+/// default, or one not in the registry.
+pub fn key_vars(provider: &str) -> &'static [&'static str] {
+    lookup(provider).map_or(&[], |spec| spec.key_vars)
+}
+
+/// Every variable that holds a provider key by default: what tools' child
+/// processes never inherit and what is redacted wherever it appears
+/// (docs/design.md#keys-stay-out-of-tools).
+pub fn all_key_vars() -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = Vec::new();
+    for var in REGISTRY.iter().flat_map(|spec| spec.key_vars) {
+        if !all.contains(var) {
+            all.push(var);
+        }
+    }
+    all
 }
 
 /// Look a provider up by name.
@@ -185,11 +220,24 @@ mod tests {
     #[test]
     fn providers_that_need_a_key_have_candidates() {
         for spec in REGISTRY {
-            let vars = default_key_vars(spec);
-            assert_eq!(spec.key_required, !vars.is_empty(), "{}", spec.name);
-            for v in vars {
-                assert!(mm_config::PROVIDER_KEY_VARS.contains(v), "{v}");
-            }
+            assert_eq!(
+                spec.key_required,
+                !spec.key_vars.is_empty(),
+                "{}",
+                spec.name
+            );
         }
+        assert_eq!(
+            all_key_vars(),
+            [
+                "OPENAI_API_KEY",
+                "ANTHROPIC_API_KEY",
+                "GEMINI_API_KEY",
+                "GOOGLE_API_KEY"
+            ]
+        );
+        assert_eq!(key_vars("gemini"), ["GEMINI_API_KEY", "GOOGLE_API_KEY"]);
+        assert!(key_vars("ollama").is_empty());
+        assert!(key_vars("nope").is_empty());
     }
 }
