@@ -3,7 +3,7 @@
 //! give it questions with their own [`Sink`], and read its history.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use mm_config::Config;
 use mm_engine::{
@@ -1351,30 +1351,4 @@ pub fn list_sessions(config: &Config, cwd: Option<&Path>) -> Result<Vec<SessionI
         return Ok(Vec::new());
     }
     Ok(Store::new(config.sessions.dir.clone()).list(cwd)?)
-}
-
-/// A sink shared by a front end and the turns it starts.
-pub type SharedSink = Arc<dyn Sink>;
-
-/// Collects a turn's answer text, for callers that only want the answer.
-#[derive(Default)]
-pub struct Collect {
-    pub text: Mutex<String>,
-}
-
-impl Sink for Collect {
-    fn event(&self, event: Event) {
-        if let Event::Text { text } = event
-            && let Ok(mut all) = self.text.lock()
-        {
-            all.push_str(&text);
-        }
-    }
-
-    fn permission<'a>(
-        &'a self,
-        _info: &'a mm_ui::ToolInfo,
-    ) -> futures::future::BoxFuture<'a, mm_ui::Decision> {
-        Box::pin(async { mm_ui::Decision::AllowOnce })
-    }
 }

@@ -21,8 +21,8 @@ pub mod tools;
 pub mod version;
 
 pub use agent::{
-    Agent, AgentError, Collect, INTERRUPTED, NOT_RUN, PermissionSource, SessionList, TurnReport,
-    Unreadable, list_sessions, scan_sessions,
+    Agent, AgentError, INTERRUPTED, NOT_RUN, PermissionSource, SessionList, TurnReport, Unreadable,
+    list_sessions, scan_sessions,
 };
 pub use mcp::EditorServer;
 pub use mm_config as config;
