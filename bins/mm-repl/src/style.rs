@@ -35,6 +35,56 @@ impl Style {
 /// The reset sequence.
 pub const RESET: &str = "\x1b[0m";
 
+/// How a piece of a rendered answer is written: SGR sequences on a
+/// terminal that takes color; without color, the marks that keep its
+/// meaning in plain text (a heading's `#`, code's backticks).
+pub fn markdown_span(color: bool, span: &mm_ui::markdown::Span) -> String {
+    use mm_ui::markdown::Role;
+    let s = &span.style;
+    if !color {
+        return match s.role {
+            Role::Code => format!("`{}`", span.text),
+            _ => span.text.clone(),
+        };
+    }
+    let mut sgr: Vec<&str> = Vec::new();
+    if s.bold {
+        sgr.push("1");
+    }
+    if s.italic {
+        sgr.push("3");
+    }
+    if s.strike {
+        sgr.push("9");
+    }
+    match s.role {
+        // Headings are bold already.
+        Role::Heading(1) => sgr.extend(["4", "36"]),
+        Role::Heading(_) => sgr.push("36"),
+        Role::Code => sgr.push("33"),
+        Role::Keyword => sgr.push("35"),
+        Role::Str => sgr.push("32"),
+        Role::Comment | Role::Lang | Role::Url | Role::Rule | Role::Quote => sgr.push("2"),
+        Role::Number | Role::Bullet => sgr.push("36"),
+        Role::Link => sgr.extend(["4", "34"]),
+        Role::Text | Role::CodeBlock => {}
+    }
+    if sgr.is_empty() {
+        return span.text.clone();
+    }
+    format!("\x1b[{}m{}{RESET}", sgr.join(";"), span.text)
+}
+
+/// A heading's level mark where no style can show it (`## `).
+pub fn heading_mark(color: bool, line: &mm_ui::markdown::Line) -> String {
+    match line.spans.first().map(|s| s.style.role) {
+        Some(mm_ui::markdown::Role::Heading(n)) if !color => {
+            format!("{} ", "#".repeat(usize::from(n)))
+        }
+        _ => String::new(),
+    }
+}
+
 /// Whether `NO_COLOR` asks for no color, from its value (`None` = unset).
 pub fn no_color(value: Option<&std::ffi::OsStr>) -> bool {
     value.is_some_and(|v| !v.is_empty())

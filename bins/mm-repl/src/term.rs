@@ -120,6 +120,9 @@ pub fn after_turn_lines(
 
 struct State {
     screen: Screen,
+    /// The answer being rendered as Markdown (stdout is a terminal);
+    /// `None` writes it as it comes (a pipe gets the model's own text).
+    answer: Option<mm_ui::markdown::Stream>,
     /// Inside a block of reasoning (dimmed) not yet followed by answer text.
     reasoning: bool,
     /// The calls started and not ended, by id, to style their `ToolEnd`.
@@ -157,8 +160,12 @@ impl TermSink {
     ) -> TermSink {
         let screen = Screen::new(layout, stdout, stderr, controls.raw.clone());
         let spin = screen.cursor(Target::Info);
+        let answer = screen
+            .is_tty(Target::Answer)
+            .then(|| mm_ui::markdown::Stream::new(terminal_width()));
         let state = Arc::new(Mutex::new(State {
             screen,
+            answer,
             reasoning: false,
             tools: HashMap::new(),
         }));
@@ -224,6 +231,7 @@ impl TermSink {
     /// newline).
     pub fn finish_answer(&self) {
         let mut s = self.lock();
+        flush_answer(&mut s);
         s.screen.ensure_line_start(Target::Answer);
     }
 
@@ -233,21 +241,30 @@ impl TermSink {
         match event {
             Event::Text { text } => {
                 if st.reasoning {
+                    // A blank line between the reasoning and the answer.
                     st.reasoning = false;
                     st.screen.ensure_line_start(Target::Info);
+                    st.screen.write(Target::Info, "\n");
                 }
-                st.screen.write(Target::Answer, &text);
+                match &mut st.answer {
+                    Some(stream) => {
+                        let lines = stream.push(&text);
+                        write_markdown(&mut st.screen, &lines);
+                    }
+                    None => st.screen.write(Target::Answer, &text),
+                }
             }
             Event::Reasoning { text } => {
                 if !self.options.show_thinking {
                     return;
                 }
                 if !st.reasoning {
+                    flush_answer(st);
                     st.reasoning = true;
                     st.screen.ensure_line_start(Target::Answer);
                     st.screen.ensure_line_start(Target::Info);
                 }
-                st.screen.write_styled(Target::Info, Style::Dim, &text);
+                write_reasoning(&mut st.screen, &text);
             }
             Event::Status { text } => st.screen.set_status(&text),
             // A replayed conversation's questions: the REPL shows only
@@ -356,7 +373,56 @@ impl TermSink {
 }
 
 /// Close an open answer or reasoning line before a block of other output.
+/// The mark before every line of reasoning: it tells reasoning from the
+/// answer and from tool output without color too.
+pub const REASONING_GUTTER: &str = "┊ ";
+
+/// Reasoning, dimmed, each line behind [`REASONING_GUTTER`].
+fn write_reasoning(screen: &mut Screen, text: &str) {
+    for (i, piece) in text.split('\n').enumerate() {
+        if i > 0 {
+            screen.write(Target::Info, "\n");
+        }
+        if piece.is_empty() {
+            continue;
+        }
+        if screen.at_line_start(Target::Info) {
+            screen.write_styled(Target::Info, Style::Dim, REASONING_GUTTER);
+        }
+        screen.write_styled(Target::Info, Style::Dim, piece);
+    }
+}
+
+/// Write the rest of the answer being rendered.
+fn flush_answer(st: &mut State) {
+    if let Some(stream) = &mut st.answer
+        && !stream.is_empty()
+    {
+        let lines = stream.finish();
+        write_markdown(&mut st.screen, &lines);
+    }
+}
+
+/// Rendered answer lines, styled when stdout takes color.
+fn write_markdown(screen: &mut Screen, lines: &[mm_ui::markdown::Line]) {
+    let color = screen.color(Target::Answer);
+    for line in lines {
+        let mut text = crate::style::heading_mark(color, line);
+        for span in &line.spans {
+            text.push_str(&crate::style::markdown_span(color, span));
+        }
+        text.push('\n');
+        screen.write(Target::Answer, &text);
+    }
+}
+
+/// The terminal's width in columns (80 when it cannot be read).
+fn terminal_width() -> usize {
+    crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w).max(20))
+}
+
 fn end_block(st: &mut State) {
+    flush_answer(st);
     st.reasoning = false;
     st.screen.stop_spinner();
     st.screen.ensure_line_start(Target::Answer);
@@ -582,7 +648,7 @@ mod tests {
         });
         assert_eq!(
             out.text(),
-            "hmm\nLet me look.\n🛠️  bash: echo hi\n   hi\nIt says hi.\n⚙ 1 command(s)\ntokens: 10 in, 3 out\n"
+            "┊ hmm\n\nLet me look.\n🛠️  bash: echo hi\n   hi\nIt says hi.\n⚙ 1 command(s)\ntokens: 10 in, 3 out\n"
         );
         assert_eq!(err.text(), "");
     }
@@ -636,7 +702,7 @@ mod tests {
         assert_eq!(out.text(), "done\n");
         assert_eq!(
             err.text(),
-            "thinking\n🛠️  bash: ls\n   (no output)\n[stopped: maxTurns (1) reached]\nerror: boom\n"
+            "┊ thinking\n🛠️  bash: ls\n   (no output)\n[stopped: maxTurns (1) reached]\nerror: boom\n"
         );
     }
 

@@ -672,3 +672,88 @@ fn model_alone_lists_the_servers_models_and_marks_the_one_in_use() {
     assert_eq!(&after[..before.len()], &before[..]);
     assert_eq!(chats[1]["tools"], chats[0]["tools"]);
 }
+
+/// An answer in Markdown, streamed in pieces that cut its marks in half.
+fn markdown_answer() -> Reply {
+    Reply::stream(vec![
+        mm_mock::Step::reasoning("The user wants an overview."),
+        mm_mock::Step::text("# Project ov"),
+        mm_mock::Step::text("erview\n\nThis is **ti"),
+        mm_mock::Step::text(
+            "ny** and it points mm at a local server so that answers stay on this machine.\n\n| crate | lines |\n|---|--",
+        ),
+        mm_mock::Step::text("-|\n| mm-ui | 1200 |\n\n```rust\nfn main() {}\n```\n"),
+    ])
+}
+
+#[test]
+fn answers_render_markdown_wrapped_at_words() {
+    let w = World::new(vec![markdown_answer()], "");
+    let mut s = w.pty_sized(&[], &[("NO_COLOR", "1")], 40);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "overview please");
+    let shown = expect(&mut s, "fn main() {}");
+    expect(&mut s, PROMPT);
+    quit(s);
+    let lines: Vec<&str> = shown.lines().map(|l| l.trim_end_matches('\r')).collect();
+    // Reasoning has its gutter, then a blank line before the answer.
+    let at = lines
+        .iter()
+        .position(|l| l.contains("┊ The user wants an overview."))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert_eq!(lines[at + 1], "", "{shown}");
+    // Without color: the heading keeps its mark, emphasis loses its stars,
+    // the table is laid out, code sits behind its bar.
+    assert!(lines.contains(&"# Project overview"), "{shown}");
+    assert!(!shown.contains("**"), "{shown}");
+    assert!(lines.contains(&"crate │ lines"), "{shown}");
+    assert!(lines.contains(&"mm-ui │ 1200"), "{shown}");
+    assert!(lines.contains(&"│ fn main() {}"), "{shown}");
+    // Words are never cut at the edge of the 40-column terminal.
+    let paragraph: Vec<&str> = lines
+        .iter()
+        .copied()
+        .skip_while(|l| !l.starts_with("This is tiny"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(paragraph.len() > 1, "{shown}");
+    assert!(
+        paragraph.iter().all(|l| l.chars().count() <= 40),
+        "{paragraph:?}"
+    );
+    assert_eq!(
+        paragraph.join(" "),
+        "This is tiny and it points mm at a local server so that answers stay on this machine."
+    );
+}
+
+#[test]
+fn answers_render_markdown_in_color() {
+    let w = World::new(vec![markdown_answer()], "");
+    let mut s = w.pty_sized(&[], &[], 80);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "overview please");
+    let shown = expect(&mut s, "main");
+    expect(&mut s, PROMPT);
+    quit(s);
+    // The heading bold, underlined and cyan; the emphasis bold; the
+    // keyword colored; no Markdown marks left.
+    assert!(shown.contains("\x1b[1;4;36mProject overview"), "{shown:?}");
+    assert!(shown.contains("\x1b[1mtiny\x1b[0m"), "{shown:?}");
+    assert!(shown.contains("\x1b[35mfn\x1b[0m"), "{shown:?}");
+    assert!(
+        !shown.contains("# Project") && !shown.contains("**"),
+        "{shown:?}"
+    );
+}
+
+#[test]
+fn a_script_reading_stdout_gets_the_models_own_markdown() {
+    let w = World::new(vec![markdown_answer()], "");
+    let out = w.run(&["-p", "overview please"], None);
+    let stdout = common::text(&out.stdout);
+    assert!(
+        stdout.starts_with("# Project overview\n\nThis is **tiny**"),
+        "{stdout}"
+    );
+}

@@ -5,6 +5,8 @@
 //! It knows no protocol, no provider and no widget.
 
 pub mod clipboard;
+mod highlight;
+pub mod markdown;
 pub mod output;
 pub mod sink;
 pub mod spinner;

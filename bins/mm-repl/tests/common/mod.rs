@@ -108,12 +108,22 @@ impl World {
 
     /// A REPL in a pseudo-terminal (200×50) with `args`.
     pub fn pty(&self, args: &[&str], env: &[(&str, &str)]) -> expectrl::session::OsSession {
+        self.pty_sized(args, env, 200)
+    }
+
+    /// [`World::pty`] on a terminal `cols` columns wide.
+    pub fn pty_sized(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+        cols: u16,
+    ) -> expectrl::session::OsSession {
         let mut cmd = self.command(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
         let mut session = expectrl::Session::spawn(cmd).unwrap();
-        session.get_process_mut().set_window_size(200, 50).unwrap();
+        session.get_process_mut().set_window_size(cols, 50).unwrap();
         session.set_expect_timeout(Some(BOUND));
         session
     }
