@@ -313,13 +313,7 @@ pub fn entry_rows(
             }
         }
         EntryKind::Answer(text) => {
-            for block in markdown::render(&wrap::sanitize(text)) {
-                if block.rule {
-                    rows.push(Line::from(Span::styled("─".repeat(width), dim())));
-                } else {
-                    rows.extend(wrap::wrap(&block.line, width, block.indent, block.mode));
-                }
-            }
+            rows.extend(markdown::lines(&wrap::sanitize(text), width));
         }
         EntryKind::Thinking { text, expanded } => {
             let words = text.split_whitespace().count();

@@ -209,6 +209,7 @@ fn code_lines(info: &str, body: &[&str], width: usize) -> Vec<Line> {
     let mut out = Vec::new();
     if !info.is_empty() {
         let mut l = Line::default();
+        l.push("┌ ", Style::of(Role::Rule));
         l.push(info, Style::of(Role::Lang));
         out.push(l);
     }
@@ -969,7 +970,7 @@ mod tests {
         let lines = render(md, 40);
         assert_eq!(
             texts(&lines),
-            ["rust", "│ fn main() {", "│     let x = 1; // one", "│ }"]
+            ["┌ rust", "│ fn main() {", "│     let x = 1; // one", "│ }"]
         );
         let roles: Vec<Role> = lines[1].spans.iter().map(|s| s.style.role).collect();
         assert_eq!(roles, [Role::Rule, Role::Keyword, Role::CodeBlock]);
@@ -1038,7 +1039,10 @@ mod tests {
     #[test]
     fn a_code_block_streams_line_by_line() {
         let mut s = Stream::new(40);
-        assert_eq!(texts(&s.push("Run:\n\n```sh\ncargo b")), ["Run:", "", "sh"]);
+        assert_eq!(
+            texts(&s.push("Run:\n\n```sh\ncargo b")),
+            ["Run:", "", "┌ sh"]
+        );
         let shown = texts(&s.push("uild\ncargo te"));
         assert!(shown.contains(&"│ cargo build".to_owned()), "{shown:?}");
         assert!(!shown.iter().any(|l| l.contains("cargo te")), "{shown:?}");
