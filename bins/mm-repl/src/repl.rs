@@ -156,27 +156,17 @@ impl Repl {
         if self.demo {
             s.notice(DEMO_NOTICE);
         }
-        s.say_dim(&format!(
-            "model   {} at {}",
-            agent.model(),
-            agent.base_url()
-        ));
-        s.say_dim(&format!("cwd     {}", agent.cwd().display()));
-        let tools = agent.tool_names();
-        s.say_dim(&format!(
-            "tools   {}",
-            if tools.is_empty() {
-                "none".to_owned()
-            } else {
-                tools.join(", ")
-            }
-        ));
-        s.say_dim(&skills_line(agent));
+        let mut lines = agent.banner().into_iter();
+        // The banner's lines, with the warnings after the skills line.
+        for line in lines.by_ref().take(4) {
+            s.say_dim(&line);
+        }
         for warning in agent.warnings() {
             s.notice(warning);
         }
-        s.say_dim(&lsp_line(agent));
-        s.say_dim(&agent.instructions().banner_line());
+        for line in lines {
+            s.say_dim(&line);
+        }
         s.say_dim("/help lists the commands · Esc or Ctrl-C stops a turn · Ctrl-D quits");
     }
 
@@ -247,81 +237,5 @@ impl Repl {
             Outcome::Diff(diff) => self.sink.diff(&diff),
             Outcome::Done | Outcome::Ask(_) | Outcome::Quit => {}
         }
-    }
-}
-
-/// The banner's skills line: how many skills `read_skill` offers (the
-/// agent's own count, so the banner and the tool never disagree).
-pub fn skills_line(agent: &Agent) -> String {
-    let n = agent.skills().len();
-    let count = if n == 0 {
-        "none".to_owned()
-    } else {
-        n.to_string()
-    };
-    format!("skills  {count} in {}", agent.config().skills_dir.display())
-}
-
-/// The banner's language-server line.
-pub fn lsp_line(agent: &Agent) -> String {
-    format!(
-        "lsp     {}",
-        agent.lsp_servers().unwrap_or_else(|| NO_LSP.to_owned())
-    )
-}
-
-/// Said when no configured language server is on the PATH.
-pub const NO_LSP: &str = "no language server found on the PATH: the lsp tool is not declared";
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use mm_agent::PermissionSource;
-    use std::path::Path;
-
-    /// An agent with default settings, its skills in `skills` and no
-    /// language server (no request is made).
-    fn agent(dir: &Path, skills: &Path) -> Agent {
-        let mut env = std::collections::BTreeMap::new();
-        env.insert("HOME".to_owned(), dir.join("home").display().to_string());
-        let sources = mm_config::Sources {
-            cwd: dir.to_path_buf(),
-            env,
-            ..mm_config::Sources::default()
-        };
-        let mut config = mm_config::load(&sources).unwrap().config;
-        config.skills_dir = skills.to_path_buf();
-        config.lsp.servers.clear();
-        Agent::new(config, dir, PermissionSource::Terminal).unwrap()
-    }
-
-    #[test]
-    fn the_banner_counts_the_skills_read_skill_offers() {
-        let dir = tempfile::tempdir().unwrap();
-        let skills = dir.path().join("skills");
-        let a = agent(dir.path(), &skills);
-        assert_eq!(
-            skills_line(&a),
-            format!("skills  none in {}", skills.display())
-        );
-
-        std::fs::create_dir(&skills).unwrap();
-        std::fs::write(skills.join("deploy.md"), "# Deploy").unwrap();
-        std::fs::create_dir(skills.join("review")).unwrap();
-        std::fs::write(skills.join("review/SKILL.md"), "# Review").unwrap();
-        std::fs::create_dir(skills.join("empty")).unwrap();
-        std::fs::write(skills.join("notes.txt"), "x").unwrap();
-        // Hidden names are never skills: read_skill does not offer them.
-        std::fs::write(skills.join(".draft.md"), "x").unwrap();
-        let a = agent(dir.path(), &skills);
-        assert_eq!(a.skills(), ["deploy", "review"]);
-        assert_eq!(
-            skills_line(&a),
-            format!("skills  2 in {}", skills.display())
-        );
-        assert_eq!(
-            lsp_line(&a),
-            "lsp     no language server found on the PATH: the lsp tool is not declared"
-        );
     }
 }

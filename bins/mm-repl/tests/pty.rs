@@ -757,3 +757,46 @@ fn a_script_reading_stdout_gets_the_models_own_markdown() {
         "{stdout}"
     );
 }
+
+/// The built-in language servers that are missing are named once, in the
+/// banner's lsp line: no warning per server (a server the user listed
+/// still gets one).
+#[test]
+fn missing_default_language_servers_are_one_banner_line() {
+    let w = World::new(vec![], "");
+    // The world's settings list no server: take the built-in list.
+    w.write_config(&format!(
+        "model: openai-compatible/test\nbaseURL: {}/v1\n",
+        w.server.url()
+    ));
+    let bin = w.root.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("rust-analyzer");
+    std::fs::write(&fake, "#!/bin/sh\nexit 0\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = bin.display().to_string();
+    let mut s = w.pty(&[], &[("PATH", &path), ("NO_COLOR", "1")]);
+    let banner = expect(&mut s, PROMPT);
+    quit(s);
+    assert!(
+        banner.contains(
+            "lsp     rust-analyzer (.rs); not found: gopls, clangd, pyright, typescript-language-server"
+        ),
+        "{banner}"
+    );
+    assert!(!banner.contains("[warning: lsp server"), "{banner}");
+
+    // Servers the user lists each get their warning.
+    w.write_config(&format!(
+        "model: openai-compatible/test\nbaseURL: {}/v1\nlsp:\n  servers:\n    - {{name: gopls, command: gopls, extensions: [.go]}}\n",
+        w.server.url()
+    ));
+    let mut s = w.pty(&[], &[("PATH", &path), ("NO_COLOR", "1")]);
+    let banner = expect(&mut s, PROMPT);
+    quit(s);
+    assert!(
+        banner.contains("[warning: lsp server gopls (gopls) not found on the PATH — skipped]"),
+        "{banner}"
+    );
+}

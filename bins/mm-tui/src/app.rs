@@ -643,40 +643,14 @@ impl App {
     }
 }
 
-/// Said when no configured language server is on the PATH.
-pub const NO_LSP: &str = "no language server found on the PATH: the lsp tool is not declared";
-
 /// The first entry of the window: what mm-repl's banner says — the model,
 /// the folder, the tools declared, the skills found, the language servers
 /// (or why `lsp` is missing) and the instructions files read, so the window
 /// hides none of it.
 pub fn start_notice(agent: &Agent) -> String {
-    let tools = agent.tool_names();
-    let tools = if tools.is_empty() {
-        "none".to_string()
-    } else {
-        tools.join(", ")
-    };
-    let skills = agent.skills().len();
-    let skills = if skills == 0 {
-        "none".to_string()
-    } else {
-        skills.to_string()
-    };
-    let lsp = agent.lsp_servers().unwrap_or_else(|| NO_LSP.to_string());
-    [
-        format!("model   {} at {}", agent.model(), agent.base_url()),
-        format!("cwd     {}", agent.cwd().display()),
-        format!("tools   {tools}"),
-        format!(
-            "skills  {skills} in {}",
-            agent.config().skills_dir.display()
-        ),
-        format!("lsp     {lsp}"),
-        agent.instructions().banner_line(),
-        "/help lists the commands · Esc stops a turn · Ctrl-C twice quits".to_string(),
-    ]
-    .join("\n")
+    let mut lines = agent.banner();
+    lines.push("/help lists the commands · Esc stops a turn · Ctrl-C twice quits".to_string());
+    lines.join("\n")
 }
 
 /// Keys, for `/help` (the full table is in keymap.rs).

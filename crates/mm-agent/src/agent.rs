@@ -21,6 +21,10 @@ use crate::instructions::Instructions;
 use crate::mcp::{EditorServer, McpSession};
 use crate::{checkpoint, compact, history, mention, prompt, tools};
 
+/// The banner's language-server line when none of the servers the user
+/// listed is on the PATH.
+pub const NO_LSP: &str = "no language server found on the PATH: the lsp tool is not declared";
+
 /// The result every call that is stopped before it ran receives, so the
 /// next request is valid for every provider
 /// (docs/design.md#every-call-gets-a-result).
@@ -123,6 +127,8 @@ pub struct Agent {
     usage: Usage,
     /// The session's prompt-cache key, kept in its file.
     cache_key: String,
+    /// The built-in list's language servers not on the PATH.
+    lsp_missing: Vec<String>,
     /// The question to the server about the model's window, started with
     /// the engine so that it runs while the user types.
     window_task: Option<tokio::task::JoinHandle<Window>>,
@@ -165,6 +171,7 @@ impl Agent {
             toolbox,
             lsp,
             mut warnings,
+            lsp_missing,
         } = tools::toolbox(&config, cwd, &secrets);
         let mut commands = Commands::builtin();
         let mut file_warnings = custom::load(&mut commands, &config.user_dir, cwd);
@@ -208,6 +215,7 @@ impl Agent {
             not_saved: None,
             usage: Usage::default(),
             cache_key,
+            lsp_missing,
             window_task,
             window_settled: false,
             compact_next: false,
@@ -317,6 +325,46 @@ impl Agent {
     /// `clangd (.c .h), pyright (.py)`; `None` when the tool is not declared.
     pub fn lsp_servers(&self) -> Option<String> {
         self.lsp.as_ref().map(|c| c.servers_line())
+    }
+
+    /// What a front end shows when a session starts, a line each: the
+    /// model and its server, the folder, the tools, the skills, the
+    /// language servers (those of the built-in list that are missing
+    /// named once, here) and the instructions files.
+    pub fn banner(&self) -> Vec<String> {
+        let tools = self.tool_names();
+        let skills = self.skills().len();
+        let mut lsp = self.lsp_servers().unwrap_or_else(|| NO_LSP.to_owned());
+        if !self.lsp_missing.is_empty() {
+            let missing = self.lsp_missing.join(", ");
+            lsp = match self.lsp_servers() {
+                Some(found) => format!("{found}; not found: {missing}"),
+                None => format!("none of {missing} is on the PATH: the lsp tool is not declared"),
+            };
+        }
+        vec![
+            format!("model   {} at {}", self.model(), self.base_url()),
+            format!("cwd     {}", self.cwd.display()),
+            format!(
+                "tools   {}",
+                if tools.is_empty() {
+                    "none".to_owned()
+                } else {
+                    tools.join(", ")
+                }
+            ),
+            format!(
+                "skills  {} in {}",
+                if skills == 0 {
+                    "none".to_owned()
+                } else {
+                    skills.to_string()
+                },
+                self.config.skills_dir.display()
+            ),
+            format!("lsp     {lsp}"),
+            self.instructions.banner_line(),
+        ]
     }
 
     /// Stop this session's language servers (`shutdown`, `exit`, then the

@@ -16,8 +16,12 @@ pub struct Tools {
     pub toolbox: Toolbox,
     /// The language-server client behind `lsp`, kept to shut servers down.
     pub lsp: Option<Arc<mm_lsp::Client>>,
-    /// `[warning: lsp server … not found on the PATH — skipped]` lines.
+    /// `[warning: lsp server … not found on the PATH — skipped]` lines, for
+    /// the servers the user listed in `lsp.servers`.
     pub warnings: Vec<String>,
+    /// The language servers of the built-in list that are not on the
+    /// PATH: said once, in the banner's line, not one warning each.
+    pub lsp_missing: Vec<String>,
 }
 
 /// Every variable that may hold a key mm uses: each provider's, and the
@@ -52,8 +56,23 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
     {
         tools.push(Box::new(skill));
     }
-    let (lsp, warnings) = Lsp::new(config.lsp.servers.clone(), cwd.to_path_buf());
+    let (lsp, mut warnings) = Lsp::new(config.lsp.servers.clone(), cwd.to_path_buf());
     let client = lsp.as_ref().map(|l| l.client().clone());
+    let mut lsp_missing = Vec::new();
+    if config.lsp.servers == mm_config::default_lsp_servers() {
+        let found: Vec<&str> = client
+            .iter()
+            .flat_map(|c| c.servers().iter().map(|s| s.name.as_str()))
+            .collect();
+        lsp_missing = config
+            .lsp
+            .servers
+            .iter()
+            .filter(|s| !found.contains(&s.name.as_str()))
+            .map(|s| s.name.clone())
+            .collect();
+        warnings.clear();
+    }
     if let Some(lsp) = lsp {
         tools.push(Box::new(lsp));
     }
@@ -68,5 +87,6 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
         toolbox,
         lsp: client,
         warnings,
+        lsp_missing,
     }
 }
