@@ -307,7 +307,8 @@ impl Sink for AcpSink {
             Event::Error { text } => self.message(&format!("\n\nerror: {text}\n\n")),
             // Spinner texts and the recap are for terminals; the prompt's
             // answer carries the stop reason.
-            Event::Status { .. } | Event::TurnEnd { .. } => {}
+            // The editor shows what it attached itself.
+            Event::Status { .. } | Event::TurnEnd { .. } | Event::Attached { .. } => {}
         }
     }
 

@@ -270,6 +270,15 @@ impl TermSink {
             // A replayed conversation's questions: the REPL shows only
             // live turns, whose question is on the screen already.
             Event::Question { .. } => {}
+            Event::Attached { path, size } => {
+                end_block(st);
+                st.screen.write_styled(
+                    Target::Info,
+                    Style::Dim,
+                    &format!("attached {path} ({size})"),
+                );
+                st.screen.write(Target::Info, "\n");
+            }
             Event::ToolStart { info } => {
                 end_block(st);
                 st.screen

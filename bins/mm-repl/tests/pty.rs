@@ -800,3 +800,18 @@ fn missing_default_language_servers_are_one_banner_line() {
         "{banner}"
     );
 }
+
+#[test]
+fn a_mention_says_what_it_attached() {
+    let w = World::new(vec![Reply::text("Looked.")], "");
+    std::fs::create_dir_all(w.cwd.join("src")).unwrap();
+    std::fs::write(w.cwd.join("src/main.rs"), "fn main() {\n    run();\n}\n").unwrap();
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "fix @src/main.rs and @src please");
+    let shown = expect(&mut s, "Looked.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    assert!(shown.contains("attached src/main.rs (3 lines)"), "{shown}");
+    assert!(shown.contains("attached src (a directory)"), "{shown}");
+}

@@ -338,6 +338,9 @@ impl Transcript {
             Event::Notice { text } => {
                 self.push(EntryKind::Notice(text));
             }
+            Event::Attached { path, size } => {
+                self.push(EntryKind::Notice(format!("attached {path} ({size})")));
+            }
             Event::Error { text } => {
                 self.push(EntryKind::Error(text));
             }

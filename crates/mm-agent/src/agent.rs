@@ -747,6 +747,10 @@ impl Agent {
         cancel: CancellationToken,
     ) -> TurnReport {
         self.rewinder.start_turn(question);
+        for path in mention::attached(question, &self.cwd) {
+            let size = mention::size_of(&self.cwd, &path);
+            sink.event(Event::Attached { path, size });
+        }
         let question = mention::expand(question, &self.cwd);
         self.history.push(Message::user(question.clone()));
         let mut counters = Counters::default();

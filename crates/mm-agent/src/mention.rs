@@ -107,9 +107,9 @@ fn existing(cwd: &Path, path: &str) -> Option<String> {
     }
 }
 
-/// The question with an `[attached file: …]` line for each mentioned path
-/// that exists under `cwd` (or absolutely). Each path is attached once.
-pub fn expand(question: &str, cwd: &Path) -> String {
+/// The paths `question` attaches: each mentioned path that exists under
+/// `cwd` (or absolutely), once, in order.
+pub fn attached(question: &str, cwd: &Path) -> Vec<String> {
     let mut attached: Vec<String> = Vec::new();
     for mention in find(question) {
         if let Some(path) = existing(cwd, &mention.path)
@@ -118,6 +118,38 @@ pub fn expand(question: &str, cwd: &Path) -> String {
             attached.push(path);
         }
     }
+    attached
+}
+
+/// How big an attached path is, for the user: `120 lines`, `1 line`, `a
+/// directory`, or its size past 8 MiB (not read through).
+pub fn size_of(cwd: &Path, path: &str) -> String {
+    let full = cwd.join(path);
+    let Ok(meta) = std::fs::metadata(&full) else {
+        return "unreadable".to_owned();
+    };
+    if meta.is_dir() {
+        return "a directory".to_owned();
+    }
+    if meta.len() > 8 << 20 {
+        return format!("{} MiB", meta.len() >> 20);
+    }
+    match std::fs::read(&full) {
+        Ok(bytes) => {
+            let mut n = bytes.iter().filter(|b| **b == b'\n').count();
+            if bytes.last().is_some_and(|b| *b != b'\n') {
+                n += 1;
+            }
+            format!("{n} line{}", if n == 1 { "" } else { "s" })
+        }
+        Err(_) => "unreadable".to_owned(),
+    }
+}
+
+/// The question with an `[attached file: …]` line for each mentioned path
+/// that exists under `cwd` (or absolutely). Each path is attached once.
+pub fn expand(question: &str, cwd: &Path) -> String {
+    let attached = attached(question, cwd);
     if attached.is_empty() {
         return question.to_string();
     }

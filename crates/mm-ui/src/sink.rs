@@ -149,6 +149,9 @@ pub enum Event {
     /// A question of a saved conversation being replayed (a live turn does
     /// not send its own: the front end has it already).
     Question { text: String },
+    /// A file the question mentioned (`@path`) is attached: a front end
+    /// says so, the model reads it. `size` is `12 lines`, `a directory`….
+    Attached { path: String, size: String },
     /// A piece of the answer.
     Text { text: String },
     /// A piece of reasoning.
