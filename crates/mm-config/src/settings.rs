@@ -203,7 +203,7 @@ pub struct SessionSettings {
 
 /// `checkpoints`: a checkpoint of the working tree around each turn that
 /// may change files, for `/undo`, `/redo` and `/diff`. YAML takes the bare
-/// `checkpoints: false` (see [`expand_shorthands`]) or the mapping
+/// `checkpoints: false` (see `expand_shorthands`) or the mapping
 /// `checkpoints: {enabled: true, keep: 50}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
