@@ -39,8 +39,10 @@ pub const INTERRUPTED: &str =
 /// Why an agent could not be built or a command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
+    /// The model server could not be set up or a request failed.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A session file could not be read or written.
     #[error(transparent)]
     Store(#[from] mm_store::StoreError),
     /// The settings turn session files off.
@@ -56,10 +58,20 @@ pub enum AgentError {
          --resume ID continues another)",
         cwd.display()
     )]
-    LatestUnreadable { cwd: PathBuf, why: String },
+    LatestUnreadable {
+        /// The folder whose latest session it is.
+        cwd: PathBuf,
+        /// What is wrong with the file, naming it.
+        why: String,
+    },
     /// Every session file of the folder is unreadable.
     #[error("no readable saved session for {}: {} (left as it is)", cwd.display(), why.join("; "))]
-    NoneReadable { cwd: PathBuf, why: Vec<String> },
+    NoneReadable {
+        /// The folder whose sessions were read.
+        cwd: PathBuf,
+        /// What is wrong with each file, one entry per file.
+        why: Vec<String>,
+    },
     /// `/compact` could not summarise (the reason, for the user).
     #[error("{0}")]
     Compaction(String),
@@ -72,15 +84,20 @@ pub enum AgentError {
 /// editor's `acp.permissions`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PermissionSource {
+    /// A terminal front end (`mm-repl`, `mm-tui`): `permissions`.
     Terminal,
+    /// An editor through ACP (`mm-acp`): `acp.permissions`.
     Editor,
 }
 
 /// How a turn ended, with what it counted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnReport {
+    /// Why the turn ended.
     pub outcome: TurnOutcome,
+    /// What the tools did in the turn.
     pub counters: Counters,
+    /// The token counts of the turn's requests, added up.
     pub usage: Usage,
     /// Why the session file could not be written, when it could not (the
     /// Sink got the same text as an `Error` event): the turn is not
@@ -1379,7 +1396,9 @@ impl Unreadable {
 /// Saved sessions, most recent first, and the files that cannot be read.
 #[derive(Debug, Clone, Default)]
 pub struct SessionList {
+    /// The sessions that could be read, most recent first.
     pub sessions: Vec<SessionInfo>,
+    /// The session files that could not be read, left as they are.
     pub unreadable: Vec<Unreadable>,
 }
 

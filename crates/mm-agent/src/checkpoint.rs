@@ -328,7 +328,7 @@ pub fn history_line(direction: Direction, question: &str, changes: &[Change]) ->
 }
 
 /// `a.txt restored, b.txt recreated, c.txt removed` (at most
-/// [`NAMED_FILES`], then `and N more`).
+/// `NAMED_FILES`, then `and N more`).
 pub fn files_line(direction: Direction, changes: &[Change]) -> String {
     let mut parts: Vec<String> = changes
         .iter()

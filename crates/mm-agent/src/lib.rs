@@ -6,6 +6,8 @@
 //! send it questions with their own [`mm_ui::Sink`], and read its history.
 //! It never prints: everything a user sees travels as an event.
 
+#![deny(missing_docs)]
+
 pub mod agent;
 pub mod checkpoint;
 pub mod commands;

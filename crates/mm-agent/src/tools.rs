@@ -13,6 +13,8 @@ use mm_tools::toolbox::{Toolbox, ToolboxSettings};
 
 /// A session's tools, with what a front end shows about them.
 pub struct Tools {
+    /// The tools the model may call, and the loop detector that watches
+    /// their calls.
     pub toolbox: Toolbox,
     /// The language-server client behind `lsp`, kept to shut servers down.
     pub lsp: Option<Arc<mm_lsp::Client>>,

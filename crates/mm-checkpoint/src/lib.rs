@@ -23,6 +23,8 @@
 //! expiry (`gc.pruneExpire`, two weeks by default), after which the
 //! checkpoint can no longer be restored.
 
+#![deny(missing_docs)]
+
 mod checkpoints;
 mod error;
 mod git;

@@ -7,6 +7,8 @@
 //! [`DeathGuard`] covers the rest: a small process in the child's process
 //! group that kills the whole group once mm is gone.
 
+#![deny(missing_docs)]
+
 use std::io;
 use std::os::fd::OwnedFd;
 use std::process::Stdio;

@@ -13,35 +13,50 @@ pub enum ConfigError {
     /// A file that exists (or was named by `MM_CONFIG`/`--config`) but cannot be read.
     #[error("{}: cannot read the file: {source}", .path.display())]
     Read {
+        /// The file, as it was found or named.
         path: PathBuf,
+        /// Why it could not be read.
         #[source]
         source: std::io::Error,
     },
     /// Not YAML at all.
     #[error("{}: YAML syntax error{}: {message}", .path.display(), at_line(*.line, *.column))]
     Syntax {
+        /// The file.
         path: PathBuf,
         /// 1-based, when the parser knows it.
         line: Option<usize>,
+        /// 1-based, when the parser knows it.
         column: Option<usize>,
+        /// The parser's message, without its own position suffix.
         message: String,
     },
     /// YAML, but not a mapping of keys at the top.
     #[error("{}: expected a mapping of keys to values, found {found}", .path.display())]
-    NotAMapping { path: PathBuf, found: String },
+    NotAMapping {
+        /// The file.
+        path: PathBuf,
+        /// What the top is instead, as the message says it: a list, a
+        /// string, or a single value.
+        found: String,
+    },
     /// A key no setting has.
     #[error("{}: unknown key \"{key}\" (expected one of: {})", .path.display(), .expected.join(", "))]
     UnknownKey {
+        /// The file.
         path: PathBuf,
         /// Dotted: `compact.keep`.
         key: String,
+        /// The keys allowed at that level.
         expected: Vec<String>,
     },
     /// A key the untrusted project file may not set
     /// (docs/design.md#untrusted-project-file).
     #[error("{}: {key} may not be set in a project file; set it in {user_file}", .path.display())]
     ForbiddenInProject {
+        /// The project file.
         path: PathBuf,
+        /// Dotted camelCase key, as written.
         key: String,
         /// The user's file, as shown to the user (`~/.config/mm/config.yaml`).
         user_file: String,
@@ -49,6 +64,7 @@ pub enum ConfigError {
     /// A value of the wrong type or out of range.
     #[error("{}", bad_value(.at, .key, .problem))]
     BadValue {
+        /// Where the value came from: a file, a variable or a flag.
         at: Origin,
         /// Dotted camelCase key: `compact.threshold`, `lsp.servers[0].command`.
         key: String,

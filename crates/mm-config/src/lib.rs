@@ -6,6 +6,8 @@
 //! read anything but config files and the environment (it does not look
 //! at key values beyond "set or not"), and never print.
 
+#![deny(missing_docs)]
+
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod dirs;

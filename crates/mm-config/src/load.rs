@@ -30,7 +30,12 @@ pub enum Origin {
     ProjectFile(PathBuf),
     /// The one file named by `MM_CONFIG` or `--config` (`via`), which
     /// replaces both files and is trusted like the user's.
-    ChosenFile { path: PathBuf, via: String },
+    ChosenFile {
+        /// The file.
+        path: PathBuf,
+        /// What named it: `MM_CONFIG` or `--config`.
+        via: String,
+    },
     /// One environment variable: `MM_MODEL`.
     Env(String),
     /// One command-line flag: `--model`.
@@ -67,10 +72,16 @@ impl fmt::Display for Origin {
 /// `--thinking`, `--max-turns`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
+    /// `--model`: `PROVIDER/MODEL`.
     pub model: Option<String>,
+    /// `--base-url`: the model server's address.
     pub base_url: Option<String>,
+    /// `--permissions`: the default for calls no rule speaks of (the rules of
+    /// the files are kept).
     pub permissions: Option<PermissionSetting>,
+    /// `--thinking`.
     pub thinking: Option<Thinking>,
+    /// `--max-turns`: model requests per question.
     pub max_turns: Option<u32>,
 }
 
@@ -86,6 +97,7 @@ pub struct Sources {
     pub env: BTreeMap<String, String>,
     /// `--config FILE`: like `MM_CONFIG`, and wins over it.
     pub config_file: Option<PathBuf>,
+    /// The command line's settings, the last layer.
     pub flags: Overrides,
 }
 
@@ -138,6 +150,7 @@ impl Sources {
 /// The merged settings and where each value came from.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The settings, every layer merged and checked.
     pub config: Config,
     /// Every key of [`KEYS`], in that order.
     origins: Vec<(&'static str, Origin)>,

@@ -10,7 +10,9 @@ use crate::settings::Config;
 /// from (`server /props`, `known model`...), for `--print-config`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WindowInForce {
+    /// The window's size in tokens.
     pub tokens: u64,
+    /// Where it came from, as the engine says it (`server /props`).
     pub source: String,
 }
 
@@ -21,6 +23,8 @@ pub struct WindowInForce {
 pub struct KeyInForce {
     /// `None`: the provider takes no key.
     pub var: Option<String>,
+    /// Whether the variable (or, with no `apiKeyEnv`, any of the provider's)
+    /// is set.
     pub set: bool,
 }
 
@@ -28,7 +32,10 @@ pub struct KeyInForce {
 /// knows the servers and providers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Resolved {
+    /// The window `contextWindow: auto` came to; `None` when the window is
+    /// a number or the server was not asked.
     pub window: Option<WindowInForce>,
+    /// The key variable in force; `None` when the caller did not resolve it.
     pub key: Option<KeyInForce>,
 }
 

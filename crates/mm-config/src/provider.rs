@@ -17,7 +17,9 @@ use crate::load::Origin;
 /// One source of settings, ready to merge.
 #[derive(Debug, Clone)]
 pub struct Layer {
+    /// Where the layer's values come from (figment's metadata names it).
     pub origin: Origin,
+    /// The layer's keys and values, short forms already expanded.
     pub dict: Dict,
 }
 

@@ -13,7 +13,9 @@ use crate::settings::Config;
 pub struct Range {
     /// Dotted camelCase key, as in [`crate::KEYS`].
     pub key: &'static str,
+    /// The smallest value allowed.
     pub min: u64,
+    /// The largest value allowed.
     pub max: u64,
     /// The setting's value in `config`; `None` when it holds no number
     /// (a setting that may also be a word).

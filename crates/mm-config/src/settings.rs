@@ -27,11 +27,15 @@ pub struct Config {
     /// reports (the agent asks it), else the model's known one, else
     /// [`FALLBACK_WINDOW`]. A number wins over what the server says.
     pub context_window: ContextWindow,
+    /// The longest answer asked for, in tokens.
     pub max_tokens: u64,
+    /// Whether (and how hard) to ask the model for reasoning.
     pub thinking: Thinking,
+    /// Whether a terminal prints the model's reasoning.
     pub show_thinking: bool,
     /// Seconds of silence before a stream is cut.
     pub watchdog: u64,
+    /// Retries of a request on connection errors, 429 and 5xx.
     pub retries: u32,
     /// Whether tool calls a model writes into its answer as text are
     /// recovered and run like native ones.
@@ -43,21 +47,31 @@ pub struct Config {
     /// Seconds: the longest wait a server's `Retry-After` may ask for;
     /// a longer demand fails the turn.
     pub max_retry_wait: u64,
+    /// Model requests per question; the turn stops at this many.
     pub max_turns: u32,
+    /// Whether the `bash` tool is declared.
     pub bash_tool: bool,
     /// Seconds.
     pub bash_timeout: u64,
+    /// Whether `read_file`, `write_file` and `edit_file` are declared.
     pub edit_tools: bool,
     /// Characters; at least 200.
     pub max_output: usize,
+    /// Lines of a tool's output a terminal echoes (0: none).
     pub preview_lines: usize,
+    /// Where skills live (user file only).
     pub skills_dir: PathBuf,
     /// `permissions: ask|allow`, or the map of rules (user file only).
     pub permissions: PermissionRules,
+    /// Settings for editors (ACP).
     pub acp: AcpSettings,
+    /// Session files.
     pub sessions: SessionSettings,
+    /// Checkpoints for `/undo`, `/redo` and `/diff`.
     pub checkpoints: CheckpointSettings,
+    /// When and how the history is compacted.
     pub compact: CompactSettings,
+    /// The language servers the `lsp` tool may start.
     pub lsp: LspSettings,
     /// Project files whose text joins the system prompt when present.
     /// YAML takes one name or a list of names.
@@ -132,10 +146,16 @@ pub enum SandboxSetting {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Thinking {
+    /// Ask for no reasoning.
     Off,
+    /// Ask for reasoning at the provider's usual effort (medium where a
+    /// level must be named).
     On,
+    /// Ask for reasoning at low effort.
     Low,
+    /// Ask for reasoning at medium effort.
     Medium,
+    /// Ask for reasoning at high effort.
     High,
 }
 
@@ -155,20 +175,27 @@ pub enum TextToolCalls {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PermissionSetting {
+    /// Run calls without asking (`deny` and `ask` rules still apply).
     Allow,
+    /// Ask the user before a call that needs permission (`bash`, edits).
     Ask,
 }
 
+/// `acp`: the settings that apply to editors (ACP) only.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AcpSettings {
+    /// `acp.permissions`: like `permissions`, for editors.
     pub permissions: PermissionSetting,
 }
 
+/// `sessions`: where and whether sessions are kept (user file only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionSettings {
+    /// Whether session files are written.
     pub enabled: bool,
+    /// The folder of session files, one folder per project below it.
     pub dir: PathBuf,
 }
 
@@ -176,11 +203,12 @@ pub struct SessionSettings {
 
 /// `checkpoints`: a checkpoint of the working tree around each turn that
 /// may change files, for `/undo`, `/redo` and `/diff`. YAML takes the bare
-/// `checkpoints: false` (see [`expand_shorthands`]) or the mapping
+/// `checkpoints: false` (see `expand_shorthands`) or the mapping
 /// `checkpoints: {enabled: true, keep: 50}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CheckpointSettings {
+    /// Whether checkpoints are taken at all.
     pub enabled: bool,
     /// Turns of a session that can be undone; older checkpoints are
     /// forgotten. At least 1.
@@ -211,6 +239,7 @@ pub(crate) fn expand_shorthands(dict: &mut figment::value::Dict) {
 
 // ---- end of checkpoints ----
 
+/// `compact`: when the history is compacted, and how much stays verbatim.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CompactSettings {
@@ -221,9 +250,11 @@ pub struct CompactSettings {
     pub keep_recent: u64,
 }
 
+/// `lsp`: the language servers (user file only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LspSettings {
+    /// The servers, each for its file extensions.
     pub servers: Vec<LspServer>,
 }
 
@@ -231,8 +262,11 @@ pub struct LspSettings {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LspServer {
+    /// The server's name, as messages show it.
     pub name: String,
+    /// The program to start.
     pub command: String,
+    /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
     /// With the dot: `.rs`.
@@ -498,6 +532,7 @@ impl Thinking {
     /// The YAML names, in the order error messages list them.
     pub const NAMES: &'static [&'static str] = &["off", "on", "low", "medium", "high"];
 
+    /// The YAML name of this value.
     pub fn as_str(self) -> &'static str {
         match self {
             Thinking::Off => "off",
@@ -524,6 +559,7 @@ impl PermissionSetting {
     /// The YAML names, in the order error messages list them.
     pub const NAMES: &'static [&'static str] = &["allow", "ask"];
 
+    /// The YAML name of this value.
     pub fn as_str(self) -> &'static str {
         match self {
             PermissionSetting::Allow => "allow",
@@ -544,6 +580,7 @@ impl SandboxSetting {
     /// The YAML names, in the order error messages list them.
     pub const NAMES: &'static [&'static str] = &["off", "read-only", "workspace-write"];
 
+    /// The YAML name of this value.
     pub fn as_str(self) -> &'static str {
         match self {
             SandboxSetting::Off => "off",
@@ -566,6 +603,7 @@ impl TextToolCalls {
     /// The YAML names, in the order error messages list them.
     pub const NAMES: &'static [&'static str] = &["auto", "off"];
 
+    /// The YAML name of this value.
     pub fn as_str(self) -> &'static str {
         match self {
             TextToolCalls::Auto => "auto",
@@ -587,7 +625,9 @@ impl TextToolCalls {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("\"{given}\" is not one of {}", .names.join(", "))]
 pub struct NotOneOf {
+    /// The name that was given.
     pub given: String,
+    /// The names allowed, in the order messages list them.
     pub names: &'static [&'static str],
 }
 

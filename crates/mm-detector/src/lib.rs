@@ -7,6 +7,8 @@
 //! look inside an output: outputs are compared as opaque text, inputs as
 //! canonical JSON so that spacing or key order cannot hide a repeat.
 
+#![deny(missing_docs)]
+
 use serde_json::Value;
 
 /// Identical calls in a row from which the warning is appended.
@@ -57,6 +59,7 @@ pub struct Detector {
 }
 
 impl Detector {
+    /// A detector that has seen no call yet.
     pub fn new() -> Self {
         Self::default()
     }

@@ -17,6 +17,8 @@ use crate::wire::Provider;
 pub struct Generation {
     /// Always `Message::Assistant`.
     pub message: Message,
+    /// The token counts the server reported for this request; `None` when it
+    /// sent none.
     pub usage: Option<Usage>,
     /// The request was cancelled; `message` is the partial answer.
     pub cancelled: bool,

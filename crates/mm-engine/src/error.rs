@@ -16,30 +16,54 @@ pub const HOW_TO_CHANGE: &str = "change it with `model`/`baseURL` in your config
 pub enum EngineError {
     /// The provider part of `PROVIDER/MODEL` is not in the registry.
     #[error("unknown provider \"{name}\"; known providers: {}", known.join(", "))]
-    UnknownProvider { name: String, known: Vec<String> },
+    UnknownProvider {
+        /// The provider as the settings named it.
+        name: String,
+        /// Every registered provider, to choose from.
+        known: Vec<String>,
+    },
     /// `model` is not of the form `PROVIDER/MODEL`.
     #[error(
         "model \"{model}\" is not PROVIDER/MODEL (for example ollama/qwen3:8b); {HOW_TO_CHANGE}"
     )]
-    BadModel { model: String },
+    BadModel {
+        /// The `model` setting as given.
+        model: String,
+    },
     /// The provider has no default address and none was configured.
     #[error(
         "provider {provider} needs a baseURL (the server's address, e.g. http://localhost:8080/v1); {HOW_TO_CHANGE}"
     )]
-    MissingBaseUrl { provider: String },
+    MissingBaseUrl {
+        /// The provider's name.
+        provider: String,
+    },
     /// The provider requires a key and its variable is unset or empty.
     #[error(
         "provider {provider} needs an API key: set the environment variable {var} (or name another one with `apiKeyEnv`)"
     )]
-    MissingKey { provider: String, var: String },
+    MissingKey {
+        /// The provider's name.
+        provider: String,
+        /// The environment variable the key is read from.
+        var: String,
+    },
     /// Nothing answers at the configured address.
     #[error("cannot reach {provider} at {url} (is the server running?); {HOW_TO_CHANGE}")]
-    Unreachable { provider: String, url: String },
+    Unreachable {
+        /// The provider's name.
+        provider: String,
+        /// The address that was tried (masked like every URL shown).
+        url: String,
+    },
     /// The connection failed in another way (reset, TLS, DNS...).
     #[error("the connection to {provider} at {url} failed: {detail}")]
     Connection {
+        /// The provider's name.
         provider: String,
+        /// The address that was tried (masked like every URL shown).
         url: String,
+        /// What the HTTP client said, with its causes.
         detail: String,
     },
     /// The server answered with a redirect, which mm does not follow (the
@@ -47,17 +71,30 @@ pub enum EngineError {
     #[error(
         "the model server answered {status} (a redirect to {location}); mm does not follow redirects, so that keys go only to the configured address: set `baseURL` to the new address"
     )]
-    Redirect { status: u16, location: String },
+    Redirect {
+        /// The HTTP status (3xx).
+        status: u16,
+        /// The `Location` the server gave, masked.
+        location: String,
+    },
     /// The server answered 4xx/5xx; `message` is what its body said.
     #[error("the model server answered {status}: {message}")]
-    Status { status: u16, message: String },
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The error the body gave, on one line (or the status text).
+        message: String,
+    },
     /// The server said the request is longer than the model's context; the
     /// agent compacts the history and retries. `window` and `prompt` are
     /// the sizes in tokens where the answer gave them.
     #[error("the request is too long for the model's context: {message}")]
     ContextLength {
+        /// The server's own words.
         message: String,
+        /// The model's context window, in tokens, when the answer gave it.
         window: Option<u64>,
+        /// The prompt's length, in tokens, when the answer gave it.
         prompt: Option<u64>,
     },
     /// The watchdog cut the stream and the non-streaming retry failed too.
@@ -65,8 +102,11 @@ pub enum EngineError {
         "the {provider} stream sent nothing for {seconds}s; the retry without streaming failed too: {detail}"
     )]
     Stalled {
+        /// The provider's name.
         provider: String,
+        /// The watchdog's limit (`watchdog`) in seconds.
         seconds: u64,
+        /// Why the non-streaming retry failed.
         detail: String,
     },
     /// The server asked (`Retry-After`) for a longer wait than
@@ -77,12 +117,17 @@ pub enum EngineError {
     WaitTooLong {
         /// What the server answered.
         error: Box<EngineError>,
+        /// The wait the server asked for, in seconds.
         asked: u64,
+        /// The `maxRetryWait` setting, in seconds.
         max: u64,
     },
     /// A tool call's arguments ran away; `text` is the reference's sentence.
     #[error("{text}")]
-    Runaway { text: String },
+    Runaway {
+        /// The whole sentence for the user, naming the pattern or the size.
+        text: String,
+    },
     /// The stream was malformed or broke off.
     #[error("{0}")]
     Stream(String),
@@ -97,7 +142,9 @@ pub enum EngineError {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{error}")]
 pub struct GenerateError {
+    /// What went wrong.
     pub error: EngineError,
+    /// The assistant message as far as it got, when anything arrived.
     pub partial: Option<Message>,
 }
 

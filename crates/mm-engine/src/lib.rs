@@ -10,6 +10,8 @@
 //! retries, fallback, cancellation) for all of them; `assemble` turns deltas
 //! into events and the assistant message (tool calls, think tags, guard).
 
+#![deny(missing_docs)]
+
 mod assemble;
 mod driver;
 mod engine;

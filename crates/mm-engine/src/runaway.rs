@@ -90,6 +90,7 @@ impl Default for Scanner {
 }
 
 impl Scanner {
+    /// A scanner that has seen no characters yet.
     pub fn new() -> Self {
         Scanner::default()
     }

@@ -9,16 +9,26 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
     /// The system prompt; at most one, first.
-    System { content: String },
+    System {
+        /// The whole prompt text.
+        content: String,
+    },
     /// A question (or a compaction summary) from the user side.
-    User { content: String },
+    User {
+        /// The question as sent (mentions expanded), or the summary.
+        content: String,
+    },
     /// What the model answered: text, reasoning kept for the record (and sent
     /// back only where the provider requires it) and tool calls.
     Assistant {
+        /// The answer's text; empty when the model only called tools.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         content: String,
+        /// The reasoning blocks, in the order they came.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         reasoning: Vec<Reasoning>,
+        /// The calls the model asked for, in order; each gets exactly one
+        /// `Tool` message in reply.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
@@ -26,9 +36,13 @@ pub enum Message {
     /// is the status the tool reported, kept for front ends that replay a
     /// session; providers never send it. Absent (false) in older files.
     Tool {
+        /// The id of the [`ToolCall`] this answers.
         call_id: String,
+        /// The tool's name, as the call gave it.
         name: String,
+        /// What the model receives: the tool's output or error text.
         content: String,
+        /// The tool reported a failure.
         #[serde(default, skip_serializing_if = "is_false")]
         failed: bool,
     },
@@ -92,7 +106,9 @@ impl Message {
 /// verbatim; unsigned reasoning is never sent back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reasoning {
+    /// The reasoning text as the model wrote it.
     pub text: String,
+    /// The provider's signature; set means the block is sent back verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
     /// Anthropic `redacted_thinking` payload, sent back as is.
@@ -104,15 +120,21 @@ pub struct Reasoning {
 /// (it may be invalid JSON: the tool layer answers that as text).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// The call's id: the server's, made distinct within one reply, or one mm
+    /// made (`call_…`) when the server gave none.
     pub id: String,
+    /// The tool's name as the model wrote it (it may name no tool).
     pub name: String,
+    /// The raw JSON text of the arguments.
     pub arguments: String,
 }
 
 /// A tool as declared to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDecl {
+    /// The name the model calls the tool by.
     pub name: String,
+    /// What the tool does, for the model.
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: serde_json::Value,
@@ -123,6 +145,7 @@ pub struct ToolDecl {
 pub struct Usage {
     /// The whole prompt, cached part included.
     pub prompt_tokens: u64,
+    /// Tokens the model generated.
     pub completion_tokens: u64,
     /// Of `prompt_tokens`, those the server read from its prompt cache
     /// instead of computing them again (Anthropic `cache_read_input_tokens`,
@@ -156,8 +179,11 @@ pub enum StreamEvent {
     Reasoning(String),
     /// The model began composing a tool call (its arguments follow, unshown).
     ToolCallStarted {
+        /// The call's position among this reply's calls, from 0.
         index: usize,
+        /// The call's id, as [`ToolCall::id`] will have it.
         id: String,
+        /// The tool's name.
         name: String,
     },
     /// A tool call is complete.

@@ -30,7 +30,9 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(20);
 /// The window in force and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Window {
+    /// The window's size in tokens (prompt and answer together).
     pub tokens: u64,
+    /// Where the size came from.
     pub source: WindowSource,
 }
 

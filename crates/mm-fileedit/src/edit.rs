@@ -12,11 +12,14 @@ use crate::text::{after_next_newline, count_newlines, line_start};
 /// One replacement: `old` (exact text, present once) becomes `new`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edit {
+    /// The exact text to replace; it must occur once in the original.
     pub old: String,
+    /// The text that takes its place (empty deletes it).
     pub new: String,
 }
 
 impl Edit {
+    /// An edit replacing `old` by `new`.
     pub fn new(old: impl Into<String>, new: impl Into<String>) -> Self {
         Edit {
             old: old.into(),
@@ -28,7 +31,9 @@ impl Edit {
 /// One replacement in the original: its byte range there, and the new text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Replacement {
+    /// The byte range of the replaced text in the original.
     pub range: Range<usize>,
+    /// The text that takes its place.
     pub text: String,
 }
 
@@ -37,6 +42,7 @@ pub struct Replacement {
 /// [`Applied::pieces`] one after another instead of copying it all first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Applied {
+    /// The diff between the original and the new text.
     pub diff: Diff,
     /// Sorted by position, disjoint.
     pub replacements: Vec<Replacement>,
@@ -75,25 +81,50 @@ pub enum Refusal {
     /// The call listed no edit.
     NoEdits,
     /// `old` was empty.
-    Empty { edit: usize },
+    Empty {
+        /// The edit's number.
+        edit: usize,
+    },
     /// `old` does not occur.
-    NotFound { edit: usize },
+    NotFound {
+        /// The edit's number.
+        edit: usize,
+    },
     /// `old` occurs `count` times, starting on `lines` (1-based, each line
     /// once however many matches start on it; at most
     /// [`Refusal::MAX_LINES`] of them, `more` when further lines hold
     /// matches).
     Ambiguous {
+        /// The edit's number.
         edit: usize,
+        /// How many times `old` occurs.
         count: usize,
+        /// The lines the matches start on, ascending.
         lines: Vec<usize>,
+        /// Further lines, past [`Refusal::MAX_LINES`], hold matches too.
         more: bool,
     },
     /// The two matches share some text but neither holds the other.
-    Overlap { first: usize, second: usize },
+    Overlap {
+        /// The edit listed first.
+        first: usize,
+        /// The edit listed later.
+        second: usize,
+    },
     /// One match lies inside the other.
-    Nest { first: usize, second: usize },
+    Nest {
+        /// The edit listed first.
+        first: usize,
+        /// The edit listed later.
+        second: usize,
+    },
     /// Both edits match the same text.
-    Repeat { first: usize, second: usize },
+    Repeat {
+        /// The edit listed first.
+        first: usize,
+        /// The edit listed later.
+        second: usize,
+    },
 }
 
 impl Refusal {

@@ -14,6 +14,8 @@
 //! changed regions are diffed, so a few edits in a 50 MB file cost a few
 //! scans of it, never a Myers diff over the whole text.
 
+#![deny(missing_docs)]
+
 mod diff;
 mod edit;
 mod text;

@@ -97,6 +97,7 @@ struct Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RenamePlan {
     server: usize,
+    /// The identifier every occurrence becomes.
     pub new_name: String,
     /// Sorted by displayed path.
     pub files: Vec<RenameFile>,
@@ -105,15 +106,20 @@ pub struct RenamePlan {
 /// One file of a rename.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RenameFile {
+    /// The file's absolute path.
     pub path: PathBuf,
     /// Relative inside the project.
     pub display: String,
+    /// The whole file before the rename.
     pub old_text: String,
+    /// The whole file after the rename.
     pub new_text: String,
+    /// How many of the server's edits fall in this file.
     pub edits: usize,
 }
 
 impl RenamePlan {
+    /// How many edits the rename makes, over every file.
     pub fn edit_count(&self) -> usize {
         self.files.iter().map(|f| f.edits).sum()
     }

@@ -13,6 +13,8 @@
 //! 1-based characters at this crate's boundary and 0-based UTF-16 on the
 //! wire.
 
+#![deny(missing_docs)]
+
 mod client;
 mod edit;
 mod format;
@@ -35,9 +37,11 @@ pub const RENAME_NEEDS_NEW_NAME: &str = "[lsp: rename needs new_name — call ls
 /// One configured language server (`lsp.servers`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
+    /// The server's name, as messages show it.
     pub name: String,
     /// The program, looked up on the `PATH` unless it holds a `/`.
     pub command: String,
+    /// The program's arguments.
     pub args: Vec<String>,
     /// With the dot: `.rs`.
     pub extensions: Vec<String>,
@@ -53,15 +57,23 @@ impl ServerConfig {
 /// The six actions of the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
+    /// Where the symbol is defined.
     Definition,
+    /// Where the symbol is used.
     References,
+    /// What the server says about the symbol: its type, its docs.
     Hover,
+    /// The symbols a file defines.
     Symbols,
+    /// The errors and warnings the server reports for a file.
     Diagnostics,
+    /// Rename the symbol everywhere the server knows of (the one action that
+    /// writes files).
     Rename,
 }
 
 impl Action {
+    /// Every action, in the order messages list them.
     pub const ALL: [Action; 6] = [
         Action::Definition,
         Action::References,
@@ -71,6 +83,7 @@ impl Action {
         Action::Rename,
     ];
 
+    /// The name the model uses for the action.
     pub fn as_str(self) -> &'static str {
         match self {
             Action::Definition => "definition",
@@ -117,18 +130,25 @@ impl FromStr for Action {
 /// One call, as the tool receives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Query {
+    /// What to ask.
     pub action: Action,
     /// Relative to the project root, or absolute.
     pub path: String,
+    /// The identifier to look for in the file (on `line` only, when one is
+    /// given); empty when a line and a column say where, and for `symbols`
+    /// and `diagnostics`.
     pub symbol: String,
     /// 1-based; 0 when not given.
     pub line: u32,
     /// 1-based, in characters; 0 when not given.
     pub column: u32,
+    /// For `rename`: the new identifier; empty otherwise.
     pub new_name: String,
 }
 
 impl Query {
+    /// A query of `action` on the file at `path`, with no symbol, position or
+    /// new name.
     pub fn new(action: Action, path: impl Into<String>) -> Query {
         Query {
             action,
@@ -140,17 +160,20 @@ impl Query {
         }
     }
 
+    /// The query with `symbol` set.
     pub fn symbol(mut self, symbol: impl Into<String>) -> Query {
         self.symbol = symbol.into();
         self
     }
 
+    /// The query with `line` and `column` set (1-based).
     pub fn at(mut self, line: u32, column: u32) -> Query {
         self.line = line;
         self.column = column;
         self
     }
 
+    /// The query with `new_name` set.
     pub fn new_name(mut self, new_name: impl Into<String>) -> Query {
         self.new_name = new_name.into();
         self

@@ -12,6 +12,8 @@
 //! the parent-death signal, a death guard for what they fork, and
 //! [`kill_all`] when mm ends.
 
+#![deny(missing_docs)]
+
 pub mod error;
 pub mod hub;
 mod server;

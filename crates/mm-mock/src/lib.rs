@@ -7,6 +7,8 @@
 //! never hold a whole runaway in memory: bodies are played lazily and stop
 //! when the client hangs up.
 
+#![deny(missing_docs)]
+
 mod anthropic;
 mod demo;
 mod gemini;

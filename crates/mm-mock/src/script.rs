@@ -10,18 +10,26 @@ use serde::{Deserialize, Serialize};
 pub enum Reply {
     /// A normal answer, streamed (or sent whole when the request does not
     /// stream), made of steps.
-    Stream { steps: Vec<Step> },
+    Stream {
+        /// The steps, played in order.
+        steps: Vec<Step>,
+    },
     /// An answer of exactly this status and JSON body (a server's recorded
     /// error answer, say).
     Body {
+        /// The HTTP status.
         status: u16,
+        /// The JSON body, sent as is.
         body: serde_json::Value,
     },
     /// An HTTP error: status, optional `Retry-After` seconds, body message.
     Status {
+        /// The HTTP status.
         status: u16,
+        /// Seconds for a `Retry-After` header; `None` sends none.
         #[serde(default)]
         retry_after: Option<u64>,
+        /// The error message, put in the endpoint's error format.
         #[serde(default)]
         message: String,
     },
@@ -32,60 +40,95 @@ pub enum Reply {
 #[serde(tag = "step", rename_all = "snake_case")]
 pub enum Step {
     /// A chunk of answer text.
-    Text { text: String },
+    Text {
+        /// The chunk, sent as one delta of the stream.
+        text: String,
+    },
     /// A chunk of reasoning (`reasoning_content`, `thinking`, `thought`…).
     /// `signature` is sent as Anthropic `signature_delta` / Gemini
     /// `thoughtSignature` at the end of the block.
     Reasoning {
+        /// The chunk, sent as one reasoning delta.
         text: String,
+        /// The block's signature; `None` sends none.
         #[serde(default)]
         signature: Option<String>,
     },
     /// A tool call begins (`index` orders parallel calls; `id` may be
     /// omitted to test servers that send none).
     ToolStart {
+        /// Which call this is among the reply's calls, from 0.
         index: usize,
+        /// The call's id; `None` sends none.
         #[serde(default)]
         id: Option<String>,
+        /// The tool's name.
         name: String,
     },
     /// A fragment of a tool call's JSON arguments.
-    ToolArgs { index: usize, fragment: String },
+    ToolArgs {
+        /// The call the fragment belongs to.
+        index: usize,
+        /// The text, appended to the call's arguments so far.
+        fragment: String,
+    },
     /// A complete tool call in one step (start + whole arguments).
     ToolCall {
+        /// Which call this is among the reply's calls, from 0.
         index: usize,
+        /// The call's id; `None` sends none.
         #[serde(default)]
         id: Option<String>,
+        /// The tool's name.
         name: String,
+        /// The whole JSON argument text.
         arguments: String,
     },
     /// Endless arguments for a tool call: `fragment` repeated `times` times
     /// (a runaway model).
     Runaway {
+        /// Which call this is among the reply's calls, from 0.
         index: usize,
+        /// The piece that is repeated.
         fragment: String,
+        /// How many times it is sent; played lazily, never held whole.
         times: usize,
     },
     /// Token counts, sent where the format sends them.
-    Usage { prompt: u64, completion: u64 },
+    Usage {
+        /// Tokens of the prompt, cached ones included.
+        prompt: u64,
+        /// Tokens of the answer.
+        completion: u64,
+    },
     /// Of the `Usage` prompt, this many tokens were read from the server's
     /// prompt cache: sent as Anthropic `cache_read_input_tokens` (its
     /// `input_tokens` then counts the rest), OpenAI
     /// `prompt_tokens_details.cached_tokens` with llama.cpp's
     /// `timings.cache_n`, Gemini `cachedContentTokenCount`; Ollama has no
     /// such field.
-    Cached { tokens: u64 },
+    Cached {
+        /// How many of the prompt's tokens came from the cache.
+        tokens: u64,
+    },
     /// Send nothing for this many milliseconds (watchdog tests).
-    Stall { millis: u64 },
+    Stall {
+        /// The pause, in milliseconds.
+        millis: u64,
+    },
     /// Close the connection here, mid-stream.
     Drop,
     /// Send this raw line as if it were a stream line (malformed input).
-    Raw { line: String },
+    Raw {
+        /// The line, without its ending (the format's separator is added).
+        line: String,
+    },
 }
 
 /// A request the server received, recorded for tests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recorded {
+    /// The HTTP method: `GET`, `POST`...
     pub method: String,
     /// Path with query string, e.g. `/v1beta/models/m:streamGenerateContent?alt=sse`.
     pub path: String,

@@ -49,7 +49,9 @@ pub struct Route {
     pub method: String,
     /// The path without the query string.
     pub path: String,
+    /// The HTTP status of the answer.
     pub status: u16,
+    /// The JSON body of the answer.
     pub body: Value,
 }
 

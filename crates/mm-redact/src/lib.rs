@@ -5,6 +5,8 @@
 //! one place the longer wins, so that a key holding another is removed
 //! whole.
 
+#![deny(missing_docs)]
+
 use serde_json::Value;
 
 /// What a redacted key value becomes.
@@ -21,6 +23,8 @@ pub struct Redactor {
 }
 
 impl Redactor {
+    /// A redactor for `secrets`; empty strings are ignored, and with none
+    /// left the text passes through untouched.
     pub fn new(secrets: &[String]) -> Self {
         let mut secrets: Vec<String> = secrets.iter().filter(|s| !s.is_empty()).cloned().collect();
         // Longest first, so that a key containing another is replaced whole.
@@ -54,6 +58,7 @@ impl Redactor {
         }
     }
 
+    /// End of the stream: redact and emit what is held back.
     pub fn finish(&mut self, emit: &mut impl FnMut(&str)) {
         if !self.pending.is_empty() {
             let (out, _) = scan(&self.pending, self.pending.len(), &self.secrets);

@@ -8,6 +8,8 @@
 //! are base names only, and a symlink whose target leaves the folder is
 //! ignored as if it were absent.
 
+#![deny(missing_docs)]
+
 pub mod commands;
 
 use std::collections::BTreeMap;
@@ -28,14 +30,21 @@ pub struct Skill {
 /// Reading a skill's file failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SkillError {
+    /// The file could not be read.
     #[error("cannot read {}: {source}", path.display())]
     Io {
+        /// The skill's file.
         path: PathBuf,
+        /// Why it could not be read.
         #[source]
         source: std::io::Error,
     },
+    /// The file is not UTF-8 text.
     #[error("{} is not UTF-8 text", path.display())]
-    NotUtf8 { path: PathBuf },
+    NotUtf8 {
+        /// The skill's file.
+        path: PathBuf,
+    },
 }
 
 /// Every skill in `dir`, sorted by name. A missing or unreadable folder has

@@ -17,22 +17,29 @@ const TITLE_MAX: usize = 60;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionData {
+    /// The format version ([`VERSION`] when written by this crate).
     pub version: u32,
+    /// The session's id (a UUID v7), also the file's name.
     pub id: String,
     /// The project's absolute path (its bytes when it is not UTF-8).
     #[serde(with = "crate::pathform")]
     pub cwd: PathBuf,
     /// The first question, shortened (see [`title_from`]).
     pub title: String,
+    /// `PROVIDER/MODEL` the session was started with.
     pub model: String,
+    /// When the session was created.
     #[serde(with = "time::serde::rfc3339")]
     pub created_at: OffsetDateTime,
+    /// When the session was last saved.
     #[serde(with = "time::serde::rfc3339")]
     pub updated_at: OffsetDateTime,
     /// The history, compacted or not: what a resumed session continues from.
     pub messages: Vec<Message>,
+    /// Every compaction of the history, oldest first.
     #[serde(default)]
     pub compactions: Vec<Compaction>,
+    /// Every error that ended a turn, oldest first.
     #[serde(default)]
     pub errors: Vec<TurnError>,
     /// Checkpoints of the project's files around the turns, for `/undo`,
@@ -87,6 +94,7 @@ pub struct TurnCheckpoint {
     pub after: Option<String>,
     /// The turn's question, shortened like a title (for the undo line).
     pub question: String,
+    /// When the `before` checkpoint was taken.
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
 }
@@ -94,21 +102,26 @@ pub struct TurnCheckpoint {
 /// A compaction of the history, as the session file records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Compaction {
+    /// When the history was compacted.
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
     /// How many messages the summary replaced.
     pub replaced: usize,
+    /// The summary that replaced them; empty when the messages were dropped
+    /// without one (no room for a summary).
     pub summary: String,
 }
 
 /// An error that ended a turn (the loop detector's stop, a dead server …).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnError {
+    /// When the error was recorded.
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
     /// Where it happened, e.g. `generation`.
     #[serde(rename = "where")]
     pub place: String,
+    /// The error as the user was told it.
     pub message: String,
 }
 

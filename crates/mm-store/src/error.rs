@@ -8,40 +8,71 @@ use std::path::PathBuf;
 pub enum StoreError {
     /// Another process holds the session's lock (docs/design.md#session-files).
     #[error("session {id} is in use by another mm process")]
-    InUse { id: String },
+    InUse {
+        /// The session's id.
+        id: String,
+    },
 
     /// No file for this id in the project's folder.
     #[error("session {id} not found in {}", dir.display())]
-    NotFound { id: String, dir: PathBuf },
+    NotFound {
+        /// The session id asked for.
+        id: String,
+        /// The project's folder that was searched.
+        dir: PathBuf,
+    },
 
     /// The id cannot name a session file (it would escape the folder).
     #[error("invalid session id {id:?}")]
-    InvalidId { id: String },
+    InvalidId {
+        /// The id as given.
+        id: String,
+    },
 
     /// The file is half-written, hand-edited or not a session at all.
     #[error("session file {} is corrupt: {reason}", path.display())]
-    Corrupt { path: PathBuf, reason: String },
+    Corrupt {
+        /// The session file.
+        path: PathBuf,
+        /// What is wrong (the parser's message, or "the file is empty").
+        reason: String,
+    },
 
     /// A file written by a newer (or unknown) format.
     #[error("session file {} has format version {found}; this mm reads version {}", path.display(), crate::VERSION)]
-    Version { path: PathBuf, found: u64 },
+    Version {
+        /// The session file.
+        path: PathBuf,
+        /// The version the file says.
+        found: u64,
+    },
 
     /// The file on disk is not the one this session loaded or last wrote:
     /// writing would destroy someone else's change.
     #[error("session file {} changed on disk since it was loaded; not overwriting it", path.display())]
-    Changed { path: PathBuf },
+    Changed {
+        /// The session file.
+        path: PathBuf,
+    },
 
     /// The file system refused.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file or folder the operation was on.
         path: PathBuf,
+        /// What the file system said.
         #[source]
         source: std::io::Error,
     },
 
     /// The session could not be encoded (e.g. a path that is not UTF-8).
     #[error("session {id} cannot be encoded: {reason}")]
-    Encode { id: String, reason: String },
+    Encode {
+        /// The session's id.
+        id: String,
+        /// What the encoder said.
+        reason: String,
+    },
 }
 
 impl StoreError {

@@ -6,6 +6,8 @@
 //! It knows the engine's message types and nothing of any front end: it
 //! never prints and never decides what a session means.
 
+#![deny(missing_docs)]
+
 mod data;
 mod error;
 mod fsio;

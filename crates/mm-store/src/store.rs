@@ -34,14 +34,21 @@ impl std::fmt::Debug for Store {
 /// What a list of sessions shows, read without loading the history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionInfo {
+    /// The session's id.
     pub id: String,
+    /// The project's absolute path.
     pub cwd: PathBuf,
+    /// The first question, shortened; empty until one was asked.
     pub title: String,
+    /// `PROVIDER/MODEL` the session was started with.
     pub model: String,
+    /// When the session was created.
     pub created_at: OffsetDateTime,
+    /// When the session was last saved.
     pub updated_at: OffsetDateTime,
     /// Number of messages in the history.
     pub messages: usize,
+    /// The session file.
     pub path: PathBuf,
 }
 
@@ -49,7 +56,9 @@ pub struct SessionInfo {
 /// could not be read (each error names its path and what is wrong).
 #[derive(Debug, Default)]
 pub struct Listing {
+    /// The sessions that could be read.
     pub sessions: Vec<SessionInfo>,
+    /// One error per file that could not be read.
     pub skipped: Vec<StoreError>,
 }
 
@@ -366,6 +375,7 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
+    /// The session's id.
     pub fn id(&self) -> &str {
         &self.data.id
     }

@@ -95,6 +95,8 @@ pub struct ProcessRegistry {
 }
 
 impl ProcessRegistry {
+    /// An empty registry of its own; [`ProcessRegistry::global`] is the one
+    /// mm's `bash` tools share.
     pub fn new() -> Self {
         Self::default()
     }
@@ -211,6 +213,8 @@ impl Bash {
         Self::with_registry(settings, ProcessRegistry::global().clone())
     }
 
+    /// A `bash` tool whose groups go into `registry` (a test's own, so that
+    /// it sees only its commands).
     pub fn with_registry(settings: BashSettings, registry: ProcessRegistry) -> Self {
         Bash { settings, registry }
     }

@@ -7,6 +7,8 @@
 //! detector's second level ends a turn. Tools never talk to a model server
 //! and never print: they emit events into the call's Sink.
 
+#![deny(missing_docs)]
+
 pub mod bash;
 pub mod files;
 mod lenient;

@@ -13,7 +13,9 @@ use tokio_util::sync::CancellationToken;
 /// A tool as the model sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
+    /// The name the model calls the tool by (`bash`, `read_file` …).
     pub name: String,
+    /// What the tool does and when to use it, for the model.
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: serde_json::Value,
@@ -88,6 +90,7 @@ pub struct ToolContext {
     /// Cancelled by Escape, Ctrl-C or ACP `session/cancel`: a running command
     /// is killed at once.
     pub cancel: CancellationToken,
+    /// The session's permission rules and sandbox.
     pub permissions: Arc<Permissions>,
     /// The most characters this call's result may hold: `maxOutput`, or
     /// less when the model's window is small
@@ -116,6 +119,7 @@ impl ToolContext {
 pub struct Plan {
     /// The line a front end shows (`ls -la`, `src/main.rs`, `definition main.go greet`).
     pub title: String,
+    /// What kind of call it is, as an editor shows it.
     pub kind: ToolKind,
     /// Absolute paths the call touches.
     pub locations: Vec<String>,
@@ -198,7 +202,9 @@ impl From<Result<String, String>> for ToolOutput {
 /// tool, read from whatever arguments arrived.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Described {
+    /// The line a front end shows for the call.
     pub title: String,
+    /// What kind of call it is, as an editor shows it.
     pub kind: ToolKind,
     /// Absolute paths the call names.
     pub locations: Vec<String>,
@@ -218,6 +224,8 @@ impl Described {
 /// returns `Err(text)` for a call that must not run (bad arguments, missing
 /// file); `run` always returns a [`ToolOutput`] and says whether it failed.
 pub trait Tool: Send + Sync {
+    /// The tool's name, description and argument schema, as declared to the
+    /// model.
     fn spec(&self) -> ToolSpec;
 
     /// The tool's family: what its calls count as and how front ends show
@@ -257,12 +265,17 @@ pub trait Tool: Send + Sync {
         Subject::None
     }
 
+    /// Work out what a call will do without doing it: the preview, whether it
+    /// needs permission, and what `run` carries out. `Err(text)` refuses the
+    /// call; the text is what the model gets.
     fn plan<'a>(
         &'a self,
         args: &'a serde_json::Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Plan, String>>;
 
+    /// Carry out a call with the plan `plan` made for it, after permission
+    /// was given (or not needed).
     fn run<'a>(
         &'a self,
         args: &'a serde_json::Value,

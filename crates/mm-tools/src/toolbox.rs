@@ -94,7 +94,12 @@ pub enum CallOutcome {
     /// stop sentence on its own line (that call DID run:
     /// docs/design.md#every-call-gets-a-result); `error` is the stop
     /// sentence. The turn must end; the call failed.
-    Stop { output: String, error: String },
+    Stop {
+        /// The history's text: the tool's output, then the stop sentence.
+        output: String,
+        /// The stop sentence, which ends the turn.
+        error: String,
+    },
 }
 
 impl CallOutcome {
@@ -123,6 +128,8 @@ pub struct Toolbox {
 }
 
 impl Toolbox {
+    /// A toolbox of `tools`, each known by the name its spec gives, with a
+    /// fresh loop detector.
     pub fn new(tools: Vec<Box<dyn Tool>>, settings: ToolboxSettings) -> Toolbox {
         let tools = tools.into_iter().map(|t| (t.spec().name, t)).collect();
         Toolbox {

@@ -18,10 +18,16 @@ const TOOL_TIMEOUT: Duration = Duration::from_secs(5);
 /// What was used to copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
+    /// macOS's `pbcopy`.
     Pbcopy,
+    /// Wayland's `wl-copy` (only with `WAYLAND_DISPLAY` set).
     WlCopy,
+    /// `xclip` (only with `DISPLAY` set).
     Xclip,
+    /// `xsel` (only with `DISPLAY` set).
     Xsel,
+    /// The OSC 52 escape sequence, written to the terminal when no native
+    /// tool worked.
     Osc52,
 }
 
@@ -41,6 +47,7 @@ impl Method {
 /// The answer of a copy: `Copied with xclip`, `Copied with OSC 52`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Copied {
+    /// The way that worked.
     pub method: Method,
 }
 
@@ -53,8 +60,10 @@ impl std::fmt::Display for Copied {
 /// Why nothing was copied.
 #[derive(Debug, thiserror::Error)]
 pub enum ClipboardError {
+    /// No native tool worked and there is no terminal to write OSC 52 to.
     #[error("no clipboard tool found and no terminal to send OSC 52 to")]
     NoTerminal,
+    /// Writing OSC 52 to the terminal failed.
     #[error("cannot send OSC 52 to the terminal: {0}")]
     Terminal(#[source] io::Error),
 }

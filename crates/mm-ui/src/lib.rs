@@ -4,6 +4,8 @@
 //!
 //! It knows no protocol, no provider and no widget.
 
+#![deny(missing_docs)]
+
 pub mod clipboard;
 mod highlight;
 pub mod markdown;

@@ -56,9 +56,13 @@ pub enum Role {
 /// How a piece of text looks: its role and its emphasis.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Style {
+    /// What the text is.
     pub role: Role,
+    /// `**strong**`, and headings.
     pub bold: bool,
+    /// `*emphasis*`.
     pub italic: bool,
+    /// `~~struck~~`.
     pub strike: bool,
 }
 
@@ -74,7 +78,9 @@ impl Style {
 /// A run of text in one style.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span {
+    /// The text, without line breaks.
     pub text: String,
+    /// How it looks.
     pub style: Style,
 }
 
@@ -90,6 +96,8 @@ impl Span {
 /// One screen line, already wrapped to the width it was rendered for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Line {
+    /// The line's runs, left to right (the prefixes of quotes, lists and
+    /// code blocks included).
     pub spans: Vec<Span>,
 }
 

@@ -16,7 +16,9 @@ pub enum Mode {
 /// One of the two standard streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stream {
+    /// Standard output.
     Stdout,
+    /// Standard error.
     Stderr,
 }
 
@@ -45,6 +47,7 @@ pub struct Output {
 }
 
 impl Output {
+    /// The chooser for a process started in `mode`.
     pub fn new(mode: Mode) -> Self {
         Output { mode }
     }
@@ -59,6 +62,7 @@ impl Output {
         Output::new(Mode::Acp)
     }
 
+    /// How the process was started.
     pub fn mode(self) -> Mode {
         self.mode
     }

@@ -10,10 +10,16 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolKind {
+    /// Reads files or other state without changing anything.
     Read,
+    /// Changes files.
     Edit,
+    /// Runs a command.
     Execute,
+    /// Searches (no tool of mm's says it today; kept for the ACP kind of the
+    /// same name).
     Search,
+    /// Anything else.
     Other,
 }
 
@@ -55,6 +61,7 @@ pub struct FileChange {
     pub diff: String,
     /// Set when the contents were left out for size; `lines` says how many.
     pub too_large: bool,
+    /// Lines of the new text, whether or not it is included.
     pub lines: usize,
 }
 
@@ -69,6 +76,7 @@ pub struct ToolInfo {
     pub family: ToolFamily,
     /// What to show: the command line, `path`, `definition main.go greet` …
     pub title: String,
+    /// What kind of call it is, as an editor shows it.
     pub kind: ToolKind,
     /// The arguments as the model sent them (parsed JSON where valid).
     pub input: serde_json::Value,
@@ -82,16 +90,22 @@ pub struct ToolInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
+    /// The tool ran and succeeded.
     Completed,
+    /// The tool failed, was rejected, or did not run.
     Failed,
 }
 
 /// Per-turn counters, shown after a turn (docs/reference/tools.md#counters).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counters {
+    /// `bash` calls.
     pub commands: u32,
+    /// `read_file`, `write_file` and `edit_file` calls.
     pub file_ops: u32,
+    /// `read_skill` calls.
     pub skills: u32,
+    /// `lsp` calls.
     pub lsp_calls: u32,
 }
 
@@ -148,39 +162,77 @@ pub enum TurnOutcome {
 pub enum Event {
     /// A question of a saved conversation being replayed (a live turn does
     /// not send its own: the front end has it already).
-    Question { text: String },
+    Question {
+        /// The question, as the session recorded it.
+        text: String,
+    },
     /// A file the question mentioned (`@path`) is attached: a front end
-    /// says so, the model reads it. `size` is `12 lines`, `a directory`….
-    Attached { path: String, size: String },
+    /// says so, the model reads it.
+    Attached {
+        /// The path as the question wrote it.
+        path: String,
+        /// How big it is, for the user: `12 lines`, `a directory`….
+        size: String,
+    },
     /// A piece of the answer.
-    Text { text: String },
+    Text {
+        /// The piece's text, to append to the answer so far.
+        text: String,
+    },
     /// A piece of reasoning.
-    Reasoning { text: String },
+    Reasoning {
+        /// The piece's text, to append to the reasoning so far.
+        text: String,
+    },
     /// What the agent is waiting for (`Thinking`, `Composing a tool call`);
     /// a terminal shows it in its spinner.
-    Status { text: String },
+    Status {
+        /// What is waited for.
+        text: String,
+    },
     /// A tool call is about to be considered (before permission).
-    ToolStart { info: ToolInfo },
+    ToolStart {
+        /// The call, as the front end shows it.
+        info: ToolInfo,
+    },
     /// A tool call runs (after permission).
-    ToolRunning { id: String },
+    ToolRunning {
+        /// The call's id, as [`ToolInfo::id`] gave it.
+        id: String,
+    },
     /// A tool call ended. `output` is what the model receives; `preview` the
     /// first `previewLines` lines for a terminal to echo.
     ToolEnd {
+        /// The call's id, as [`ToolInfo::id`] gave it.
         id: String,
+        /// The tool's name.
         tool: String,
+        /// Whether the call succeeded.
         status: ToolStatus,
+        /// The result text, as the model receives it.
         output: String,
+        /// Lines to echo; empty for tools whose output is not echoed.
         preview: Vec<String>,
     },
     /// A line for the user (`compacted: …`, `[stopped: maxTurns (N) reached]`).
-    Notice { text: String },
+    Notice {
+        /// The text to show the user.
+        text: String,
+    },
     /// A failure the user must see.
-    Error { text: String },
+    Error {
+        /// What went wrong, for the user.
+        text: String,
+    },
     /// The turn ended.
     TurnEnd {
+        /// Why the turn ended.
         outcome: TurnOutcome,
+        /// What the tools did in the turn.
         counters: Counters,
+        /// Prompt tokens of the turn's requests, added up.
         prompt_tokens: u64,
+        /// Tokens the model generated in the turn.
         completion_tokens: u64,
         /// Of `prompt_tokens`, those the server read from its prompt cache.
         cached_tokens: u64,

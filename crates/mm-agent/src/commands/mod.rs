@@ -405,7 +405,9 @@ pub fn help(front: Front) -> String {
 pub enum Parsed<'a> {
     /// A known command offered by this front end.
     Command {
+        /// The command the line names.
         command: &'a Command,
+        /// The rest of the line, trimmed; empty when there is none.
         argument: &'a str,
     },
     /// Starts with `/` but names no command of this front end.

@@ -24,6 +24,7 @@ const NAME: &str = "edit_file";
 pub struct EditFile;
 
 impl EditFile {
+    /// The tool; it holds no state.
     pub fn new() -> Self {
         EditFile
     }

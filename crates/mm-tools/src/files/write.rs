@@ -22,6 +22,7 @@ const NAME: &str = "write_file";
 pub struct WriteFile;
 
 impl WriteFile {
+    /// The tool; it holds no state.
     pub fn new() -> Self {
         WriteFile
     }
