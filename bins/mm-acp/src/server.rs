@@ -21,7 +21,7 @@ use agent_client_protocol::v1::schema::{
     McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
     PromptResponse, SessionCapabilities, SessionConfigOptionValue, SessionId, SessionInfo,
     SessionListCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, StopReason, UnstructuredCommandInput, UsageUpdate,
+    SetSessionConfigOptionResponse, StopReason, UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
@@ -522,7 +522,6 @@ impl Server {
             stop
         };
         self.remember_saved(session, &agent);
-        outlet.update(&request.session_id, usage_update(&agent));
         answer(&sink, responder, stop);
     }
 
@@ -564,25 +563,6 @@ pub fn commands_update(commands: &Commands) -> SessionUpdate {
         })
         .collect();
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands))
-}
-
-/// How full the model's window is (`used` of `size` tokens, what an
-/// editor shows as the context gauge), with the session's token counts, the
-/// cached part of the input included, under `_meta.mm`.
-pub fn usage_update(agent: &Agent) -> SessionUpdate {
-    let totals = agent.session_usage();
-    let mut meta = serde_json::Map::new();
-    meta.insert(
-        "mm".into(),
-        serde_json::json!({
-            "inputTokens": totals.prompt_tokens,
-            "outputTokens": totals.completion_tokens,
-            "cachedTokens": totals.cached_tokens,
-        }),
-    );
-    SessionUpdate::UsageUpdate(
-        UsageUpdate::new(agent.context_used(), agent.window().tokens).meta(Some(meta)),
-    )
 }
 
 /// A command's reply, as an agent message: an editor shows every outcome

@@ -16,10 +16,10 @@ use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind,
     RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
     SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use futures::future::BoxFuture;
-use mm_ui::{Decision, Event, FileChange, Sink, ToolInfo, ToolStatus};
+use mm_ui::{Decision, Event, FileChange, Sink, TokenCounts, ToolInfo, ToolStatus};
 
 /// Option ids of the permission dialog.
 pub const ALLOW_ONCE: &str = "allow_once";
@@ -305,6 +305,14 @@ impl Sink for AcpSink {
             } => self.tool_end(&id, status, &output),
             Event::Notice { text } => self.message(&format!("\n\n{text}\n\n")),
             Event::Error { text } => self.message(&format!("\n\nerror: {text}\n\n")),
+            Event::Tokens {
+                session,
+                context,
+                window,
+            } => {
+                let state = self.state();
+                self.send(&state, usage_update(session, context, window));
+            }
             // Spinner texts and the recap are for terminals; the prompt's
             // answer carries the stop reason.
             // The editor shows what it attached itself.
@@ -385,6 +393,22 @@ pub fn tool_call(acp_id: &str, info: &ToolInfo) -> ToolCall {
         call = call.content(vec![change_content(change)]);
     }
     call
+}
+
+/// How full the model's window is (`used` of `size` tokens, what an
+/// editor shows as the context gauge), with the session's token counts, the
+/// cached part of the input included, under `_meta.mm`.
+fn usage_update(session: TokenCounts, context: u64, window: u64) -> SessionUpdate {
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "mm".into(),
+        serde_json::json!({
+            "inputTokens": session.prompt,
+            "outputTokens": session.completion,
+            "cachedTokens": session.cached,
+        }),
+    );
+    SessionUpdate::UsageUpdate(UsageUpdate::new(context, window).meta(Some(meta)))
 }
 
 #[cfg(test)]

@@ -5,14 +5,17 @@
 //! - first, `session` `{session_id, model, cwd, version}`: the session the
 //!   turn is recorded in (`session_id` is null when sessions are off), so a
 //!   script can `--resume` it;
+//! - `attached` `{path, size}`: what an `@` mention attached;
 //! - `text`, `reasoning`, `status` `{"text"}`; `notice`, `error` `{"text"}`;
-//! - `tool_start` `{"info": {id, tool, title, kind, input, locations,
-//!   change}}`, `tool_running` `{"id"}`, `tool_end` `{id, tool, status:
+//! - `tool_start` `{"info": {id, tool, family, title, kind, input,
+//!   locations, change}}`, `tool_running` `{"id"}`, `tool_end` `{id, tool, status:
 //!   "completed"|"failed", output, preview}`;
 //! - `permission` `{id, tool, decision: "allow_once"|"allow_always"|
 //!   "reject"|"cancelled"}`: how a permission question was answered (asked
 //!   on the terminal when there is one, else rejected);
-//! - at the end of the turn, `usage` `{prompt_tokens, completion_tokens,
+//! - at the end of the turn, `tokens` `{session: {prompt, completion,
+//!   cached}, context, window}` (the session's counts and how full the
+//!   model's window is), `usage` `{prompt_tokens, completion_tokens,
 //!   cached_tokens}` (`cached_tokens`: the part of `prompt_tokens` the
 //!   provider read from its prompt cache, 0 when it does not say), then,
 //!   last, `turn_end` `{outcome: "done"|"cancelled"|"max_turns"|"failed",

@@ -91,31 +91,15 @@ pub fn result_lines(
 }
 
 /// The dimmed lines after a turn: the recap line, which holds the non-zero
-/// counters alone (docs/design.md#notices), then the tokens used on a line of
-/// their own, with the part of the input the provider had cached when it
-/// said so; either line is left out when it has nothing to say.
-pub fn after_turn_lines(
-    counters: &Counters,
-    prompt_tokens: u64,
-    completion_tokens: u64,
-    cached_tokens: u64,
-) -> Vec<String> {
-    let mut lines = Vec::new();
+/// counters alone (docs/design.md#notices), then the session's tokens and
+/// how full the model's window is (`in 4.1k · out 210 · 13% of 32k`) on a
+/// line of their own; either is left out when it has nothing to say.
+pub fn after_turn_lines(counters: &Counters, tokens: Option<String>) -> Vec<String> {
     let recap = counters.recap();
-    if !recap.is_empty() {
-        lines.push(recap);
-    }
-    if prompt_tokens + completion_tokens > 0 {
-        let cached = if cached_tokens > 0 {
-            format!(" ({cached_tokens} cached)")
-        } else {
-            String::new()
-        };
-        lines.push(format!(
-            "tokens: {prompt_tokens} in{cached}, {completion_tokens} out"
-        ));
-    }
-    lines
+    [Some(recap).filter(|r| !r.is_empty()), tokens]
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 struct State {
@@ -127,6 +111,8 @@ struct State {
     reasoning: bool,
     /// The calls started and not ended, by id, to style their `ToolEnd`.
     tools: HashMap<String, ToolInfo>,
+    /// The session's token line from the last `Tokens`, for the recap.
+    tokens: Option<String>,
 }
 
 /// The terminal sink: one per front end, shared by its turns.
@@ -168,6 +154,7 @@ impl TermSink {
             answer,
             reasoning: false,
             tools: HashMap::new(),
+            tokens: None,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let spinner = spin
@@ -326,20 +313,23 @@ impl TermSink {
                 end_block(st);
                 error(&mut st.screen, &text);
             }
+            Event::Tokens {
+                session,
+                context,
+                window,
+            } => {
+                // A session that has not spent a token has nothing to say.
+                st.tokens = (session.prompt + session.completion > 0)
+                    .then(|| session.line(context, window));
+            }
             Event::TurnEnd {
-                outcome,
-                counters,
-                prompt_tokens,
-                completion_tokens,
-                cached_tokens,
+                outcome, counters, ..
             } => {
                 end_block(st);
                 if outcome == TurnOutcome::Cancelled {
                     notice(&mut st.screen, "cancelled");
                 }
-                for line in
-                    after_turn_lines(&counters, prompt_tokens, completion_tokens, cached_tokens)
-                {
+                for line in after_turn_lines(&counters, st.tokens.take()) {
                     st.screen.write_styled(Target::Info, Style::Dim, &line);
                     st.screen.write(Target::Info, "\n");
                 }
@@ -648,6 +638,15 @@ mod tests {
         });
         let mut counters = Counters::default();
         counters.count(ToolFamily::Command);
+        s.event(Event::Tokens {
+            session: mm_ui::TokenCounts {
+                prompt: 10,
+                completion: 3,
+                cached: 0,
+            },
+            context: 13,
+            window: 32768,
+        });
         s.event(Event::TurnEnd {
             outcome: TurnOutcome::Done,
             counters,
@@ -657,35 +656,37 @@ mod tests {
         });
         assert_eq!(
             out.text(),
-            "┊ hmm\n\nLet me look.\n🛠️  bash: echo hi\n   hi\nIt says hi.\n⚙ 1 command(s)\ntokens: 10 in, 3 out\n"
+            "┊ hmm\n\nLet me look.\n🛠️  bash: echo hi\n   hi\nIt says hi.\n⚙ 1 command(s)\nin 10 · out 3 · 0% of 32k\n"
         );
         assert_eq!(err.text(), "");
     }
 
     #[test]
-    fn the_recap_line_holds_only_the_counters() {
+    fn the_recap_line_holds_only_the_counters_and_the_tokens_follow() {
         let mut counters = Counters::default();
         counters.count(ToolFamily::Command);
         counters.count(ToolFamily::Command);
         counters.count(ToolFamily::File);
+        let tokens = mm_ui::TokenCounts {
+            prompt: 5200,
+            completion: 80,
+            cached: 4800,
+        }
+        .line(5280, 32768);
+        assert_eq!(tokens, "in 5.2k (4.8k cached) · out 80 · 16% of 32k");
         assert_eq!(
-            after_turn_lines(&counters, 120, 7, 0),
-            ["⚙ 2 command(s)  📝 1 file op(s)", "tokens: 120 in, 7 out"]
+            after_turn_lines(&counters, Some(tokens.clone())),
+            ["⚙ 2 command(s)  📝 1 file op(s)", tokens.as_str()]
         );
         assert_eq!(
-            after_turn_lines(&counters, 0, 0, 0),
+            after_turn_lines(&counters, None),
             ["⚙ 2 command(s)  📝 1 file op(s)"]
         );
         assert_eq!(
-            after_turn_lines(&Counters::default(), 5, 1, 0),
-            ["tokens: 5 in, 1 out"]
+            after_turn_lines(&Counters::default(), Some(tokens.clone())),
+            [tokens.as_str()]
         );
-        // The part the provider had cached, when it said so.
-        assert_eq!(
-            after_turn_lines(&Counters::default(), 5200, 80, 4800),
-            ["tokens: 5200 in (4800 cached), 80 out"]
-        );
-        assert!(after_turn_lines(&Counters::default(), 0, 0, 0).is_empty());
+        assert!(after_turn_lines(&Counters::default(), None).is_empty());
     }
 
     #[test]

@@ -49,7 +49,7 @@ fn world(provider: &str) -> World {
 }
 
 #[test]
-fn the_tokens_line_says_the_cached_part() {
+fn the_recap_line_says_the_session_tokens_and_the_cached_part() {
     for provider in ["anthropic", "openai-compatible"] {
         let w = world(provider);
         let mut cmd = w.command(&["-p", "say hi"]);
@@ -59,7 +59,7 @@ fn the_tokens_line_says_the_cached_part() {
         assert_eq!(out.status.code(), Some(0), "{provider}: {stderr}");
         assert_eq!(text(&out.stdout), "It printed hi.\n", "{provider}");
         assert!(
-            stderr.contains("tokens: 2100 in (1000 cached), 25 out\n"),
+            stderr.contains("⚙ 1 command(s)\nin 2.1k (1k cached) · out 25 · 3% of 32k\n"),
             "{provider}: {stderr}"
         );
     }
@@ -91,6 +91,14 @@ fn json_usage_and_turn_end_carry_cached_tokens() {
             ),
             "{provider}: {usage}"
         );
+        let tokens = events.iter().find(|e| e["type"] == "tokens").unwrap();
+        assert_eq!(
+            tokens,
+            &serde_json::json!({"type": "tokens",
+                "session": {"prompt": 2100, "completion": 25, "cached": 1000},
+                "context": 1105, "window": 32768}),
+            "{provider}"
+        );
         let end = events.last().unwrap();
         assert_eq!(end["type"], "turn_end");
         assert_eq!(end["cached_tokens"], 1000, "{provider}: {end}");
@@ -111,7 +119,7 @@ fn a_server_that_says_nothing_cached_gives_zero_and_no_mention() {
     );
     let out = w.run(&["-p", "hi"], None);
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("tokens: 30 in, 2 out\n"), "{stderr}");
+    assert!(stderr.contains("in 30 · out 2 · 0% of 32k\n"), "{stderr}");
     assert!(!stderr.contains("cached"), "{stderr}");
     let w = World::new(
         vec![Reply::stream(vec![

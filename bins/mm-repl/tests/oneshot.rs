@@ -187,6 +187,11 @@ fn json_events_parse_and_come_in_order() {
     assert!(usage["prompt_tokens"].is_u64(), "{usage}");
     assert!(usage["completion_tokens"].is_u64(), "{usage}");
     assert_eq!(usage["prompt_tokens"], last["prompt_tokens"]);
+    // The session's tokens and the window before them.
+    let tokens = &events[events.len() - 3];
+    assert_eq!(tokens["type"], "tokens", "{kinds:?}");
+    assert_eq!(tokens["session"]["prompt"], last["prompt_tokens"]);
+    assert_eq!(tokens["window"], 32768, "{tokens}");
 }
 
 #[test]

@@ -331,31 +331,52 @@ fn compact_replaces_the_history_with_a_summary() {
 }
 
 #[test]
-fn new_forgets_the_conversation() {
+fn new_forgets_the_conversation_and_its_tokens() {
+    use mm_mock::Step;
+    let answer = |text: &str| {
+        Reply::stream(vec![
+            Step::text(text),
+            Step::Usage {
+                prompt: 1200,
+                completion: 40,
+            },
+        ])
+    };
     let w = World::new(
-        vec![Reply::text("First answer."), Reply::text("Second answer.")],
+        vec![
+            answer("First answer."),
+            answer("Again."),
+            answer("Second answer."),
+        ],
         "",
     );
     let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
     expect(&mut s, PROMPT);
     type_line(&mut s, "remember the word apricot");
     expect(&mut s, "First answer.");
+    // The session's tokens and how full the window is, after each turn.
+    expect(&mut s, "in 1.2k · out 40 · 3% of 32k");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "and again");
+    expect(&mut s, "in 2.4k · out 80 · 3% of 32k");
     expect(&mut s, PROMPT);
     type_line(&mut s, "/new");
     expect(&mut s, "new session");
     expect(&mut s, PROMPT);
     type_line(&mut s, "what was the word?");
     expect(&mut s, "Second answer.");
+    // A new session counts from nothing.
+    expect(&mut s, "in 1.2k · out 40 · 3% of 32k");
     expect(&mut s, PROMPT);
     quit(s);
     let chats = w.chats();
-    let second = messages(&chats[1]);
+    let second = messages(&chats[2]);
     assert_eq!(
         second.len(),
         2,
         "system prompt and the new question only: {second:?}"
     );
-    assert!(!all_text(&chats[1]).contains("apricot"));
+    assert!(!all_text(&chats[2]).contains("apricot"));
 }
 
 #[test]

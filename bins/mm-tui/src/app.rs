@@ -21,7 +21,7 @@ use crate::keymap::{self, Action, Context, Mode};
 use crate::painter;
 use crate::popup::{self, Kind};
 use crate::sink::{Shared, WindowSink};
-use crate::transcript::{EntryKind, Tokens, Transcript};
+use crate::transcript::{EntryKind, Transcript};
 use crate::ui::Ui;
 use crate::view::{self, Scroll};
 
@@ -98,12 +98,11 @@ impl App {
             clear: false,
             queued: None,
         };
-        if let Slot::Idle(agent) = &app.slot
-            && !agent.history().is_empty()
-        {
-            let tokens = Tokens::of(agent.session_usage());
-            replay(agent, &app.shared);
-            app.shared.update(|t| t.tokens = tokens);
+        if let Slot::Idle(agent) = &app.slot {
+            if !agent.history().is_empty() {
+                replay(agent, &app.shared);
+            }
+            show_tokens(agent, &app.shared);
         }
         app
     }
@@ -618,25 +617,21 @@ impl App {
                 self.ui.scroll = Scroll::Bottom;
                 self.shared.update(|t| {
                     t.clear();
-                    t.tokens = Tokens::default();
                     t.push(EntryKind::Notice(text));
                 });
+                if let Slot::Idle(agent) = &self.slot {
+                    show_tokens(agent, &self.shared);
+                }
             }
             Outcome::Resumed(text) => {
                 self.ui.selected = None;
                 self.ui.scroll = Scroll::Bottom;
                 self.shared.update(|t| t.clear());
-                let tokens = match &self.slot {
-                    Slot::Idle(agent) => {
-                        replay(agent, &self.shared);
-                        Tokens::of(agent.session_usage())
-                    }
-                    _ => Tokens::default(),
-                };
-                self.shared.update(|t| {
-                    t.tokens = tokens;
-                    t.push(EntryKind::Notice(text));
-                });
+                if let Slot::Idle(agent) = &self.slot {
+                    replay(agent, &self.shared);
+                    show_tokens(agent, &self.shared);
+                }
+                self.shared.update(|t| t.push(EntryKind::Notice(text)));
             }
             Outcome::Quit => self.quit = true,
         }
@@ -673,6 +668,13 @@ fn home_short(path: &std::path::Path) -> String {
         }
         _ => full,
     }
+}
+
+/// The session's tokens and window as the agent has them now (a session
+/// started, resumed or begun afresh), through the same event as a turn's.
+fn show_tokens(agent: &Agent, shared: &Arc<Shared>) {
+    let event = agent.tokens_event();
+    shared.update(|t| t.apply(event, Instant::now()));
 }
 
 /// Show a saved conversation: the agent plays it to the window's sink as

@@ -239,17 +239,6 @@ fn rule(frame: &mut Frame, t: &Transcript, ui: &Ui, area: Rect) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-/// `950`, `1.2k`, `34k`.
-pub fn tokens(n: u64) -> String {
-    if n < 1000 {
-        n.to_string()
-    } else if n < 10_000 {
-        format!("{}.{}k", n / 1000, (n % 1000) / 100)
-    } else {
-        format!("{}k", n / 1000)
-    }
-}
-
 fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
     let area = areas.status;
     if area.height == 0 {
@@ -270,16 +259,9 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
     } else {
         format!(" {left} ")
     };
-    // The cached part of the input, once a provider said there was one.
-    let cached = if t.tokens.cached > 0 {
-        format!(", {} cached", tokens(t.tokens.cached))
-    } else {
-        String::new()
-    };
     let tail = format!(
-        " · {}/{} tokens{cached} · mm {} ",
-        tokens(t.tokens.prompt),
-        tokens(t.tokens.completion),
+        " · {} · mm {} ",
+        t.tokens.line(t.context.0, t.context.1),
         ui.version
     );
     // What does not fit goes first: the folder, then the model's length.

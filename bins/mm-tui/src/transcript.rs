@@ -74,27 +74,6 @@ pub struct Entry {
     pub rev: u64,
 }
 
-/// Token use over the whole window session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tokens {
-    pub prompt: u64,
-    pub completion: u64,
-    /// Of `prompt`, what the provider read from its prompt cache.
-    pub cached: u64,
-}
-
-impl Tokens {
-    /// A session's counts so far, as its file keeps them (a resumed
-    /// session goes on from them).
-    pub fn of(usage: mm_agent::Usage) -> Tokens {
-        Tokens {
-            prompt: usage.prompt_tokens,
-            completion: usage.completion_tokens,
-            cached: usage.cached_tokens,
-        }
-    }
-}
-
 /// A permission request the user has not answered yet.
 #[derive(Debug)]
 pub struct PendingPermission {
@@ -115,7 +94,10 @@ pub struct Transcript {
     pub status: Option<String>,
     /// When the running turn (or command) started; `None` when idle.
     pub busy_since: Option<Instant>,
-    pub tokens: Tokens,
+    /// The session's tokens so far.
+    pub tokens: mm_ui::TokenCounts,
+    /// Tokens the model's window holds now, and its size.
+    pub context: (u64, u64),
     pub permission: Option<PendingPermission>,
     /// Bumped whenever the entry list is cleared, so caches start over.
     pub epoch: u64,
@@ -338,22 +320,24 @@ impl Transcript {
             Event::Notice { text } => {
                 self.push(EntryKind::Notice(text));
             }
+            Event::Tokens {
+                session,
+                context,
+                window,
+            } => {
+                self.tokens = session;
+                self.context = (context, window);
+            }
             Event::Attached { path, size } => {
                 self.push(EntryKind::Notice(format!("attached {path} ({size})")));
             }
             Event::Error { text } => {
                 self.push(EntryKind::Error(text));
             }
+            // The session's counts came with `Tokens`, just before.
             Event::TurnEnd {
-                outcome,
-                counters,
-                prompt_tokens,
-                completion_tokens,
-                cached_tokens,
+                outcome, counters, ..
             } => {
-                self.tokens.prompt += prompt_tokens;
-                self.tokens.completion += completion_tokens;
-                self.tokens.cached += cached_tokens;
                 if outcome == TurnOutcome::Cancelled {
                     self.push(EntryKind::Notice("[cancelled]".into()));
                 }
@@ -482,7 +466,7 @@ mod tests {
     }
 
     #[test]
-    fn turn_end_adds_tokens_and_the_recap_and_ends_busy() {
+    fn turn_end_takes_the_sessions_tokens_and_the_recap_and_ends_busy() {
         let now = Instant::now();
         let mut t = Transcript::new();
         t.start_turn("q", now);
@@ -492,6 +476,18 @@ mod tests {
             file_ops: 1,
             ..Counters::default()
         };
+        t.apply(
+            Event::Tokens {
+                session: mm_ui::TokenCounts {
+                    prompt: 10,
+                    completion: 5,
+                    cached: 4,
+                },
+                context: 15,
+                window: 100,
+            },
+            now,
+        );
         t.apply(
             Event::TurnEnd {
                 outcome: TurnOutcome::Done,
@@ -503,9 +499,10 @@ mod tests {
             now,
         );
         assert!(!t.is_busy());
+        assert_eq!(t.context, (15, 100));
         assert_eq!(
             t.tokens,
-            Tokens {
+            mm_ui::TokenCounts {
                 prompt: 10,
                 completion: 5,
                 cached: 4,

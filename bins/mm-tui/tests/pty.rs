@@ -225,7 +225,7 @@ fn a_question_a_permission_prompt_allowed_and_the_answer() {
         Reply::text("## Done\n\nThe command printed **the marker**."),
     ]);
     let mut win = w.spawn();
-    let first = win.wait_for("0/0 tokens");
+    let first = win.wait_for("in 0 · out 0 · 0% of 32k");
     assert!(
         first.contains(&format!("mm {}", mm_agent::version())),
         "{first}"
@@ -284,7 +284,7 @@ fn a_rejected_command_gives_the_model_the_rejection_text() {
         Reply::text("Understood, not touching it."),
     ]);
     let mut win = w.spawn();
-    win.wait_for("0/0 tokens");
+    win.wait_for("in 0 · out 0 · 0% of 32k");
     win.type_line("make the file");
     win.wait_for("[r] reject");
     win.send("r");
@@ -316,7 +316,7 @@ fn escape_cancels_a_running_command_and_the_window_goes_on() {
         Reply::text("After the cancel."),
     ]);
     let mut win = w.spawn();
-    win.wait_for("0/0 tokens");
+    win.wait_for("in 0 · out 0 · 0% of 32k");
     win.type_line("sleep a while");
     win.wait_for("[a] allow once");
     win.send("a");
@@ -344,7 +344,7 @@ fn sigterm_exits_143_and_the_log_is_a_file() {
     let w = World::new(vec![]);
     let win = w.spawn();
     // The banner's facts are in the window, as notices.
-    let first = win.wait_for("0/0 tokens");
+    let first = win.wait_for("in 0 · out 0 · 0% of 32k");
     assert!(first.contains("tools   bash"), "{first}");
     assert!(first.contains("lsp     "), "{first}");
     let pid = win.child.process_id().unwrap();
@@ -420,7 +420,7 @@ fn undo_redo_and_a_coloured_diff_in_the_window() {
     let read = |name: &str| std::fs::read_to_string(w.cwd.join(name)).ok();
 
     let mut win = w.spawn();
-    win.wait_for("0/0 tokens");
+    win.wait_for("in 0 · out 0 · 0% of 32k");
     win.type_line("edit a, remove b, make c");
     win.wait_for("[a] allow once");
     win.send("a");
@@ -470,7 +470,7 @@ fn rules_deny_and_s_records_the_prefix_in_the_window() {
     );
     std::fs::create_dir(w.cwd.join("victim")).unwrap();
     let mut win = w.spawn();
-    win.wait_for("0/0 tokens");
+    win.wait_for("in 0 · out 0 · 0% of 32k");
 
     win.type_line("clean up");
     let done = win.wait_for_idle("Denied, fine.");
@@ -533,7 +533,7 @@ fn custom_commands_in_the_picker_instructions_and_init_in_the_window() {
     std::fs::write(w.cwd.join("AGENTS.md"), "Use tabs.\n").unwrap();
 
     let mut win = w.spawn();
-    let screen = win.wait_for("0/0 tokens");
+    let screen = win.wait_for("in 0 · out 0 · 0% of 32k");
     assert!(screen.contains("instructions  AGENTS.md"), "{screen}");
     // The warning names the file; at 100 columns it wraps onto two rows.
     assert!(
@@ -652,7 +652,7 @@ fn an_mcp_tool_asks_in_the_window_and_slash_mcp_lists_the_servers() {
         ),
     );
     let mut win = w.spawn();
-    win.wait_for("0/0 tokens");
+    win.wait_for("in 0 · out 0 · 0% of 32k");
 
     win.type_line("what time is it?");
     let asked = win.wait_for("[a] allow once");
@@ -713,7 +713,7 @@ fn model_alone_lists_the_servers_models_in_the_window() {
         },
     );
     let mut win = w.spawn();
-    win.wait_for("0/0 tokens");
+    win.wait_for("in 0 · out 0 · 0% of 32k");
     win.type_line("first");
     win.wait_for_idle("One.");
     win.type_line("/model");
@@ -756,19 +756,23 @@ fn a_continued_session_keeps_its_token_counts_and_new_starts_them_again() {
     };
     let w = World::with(vec![turn("One."), turn("Two.")], "");
     let mut win = w.spawn();
-    win.wait_for("0/0 tokens");
+    win.wait_for("in 0 · out 0 · 0% of 32k");
     win.type_line("first");
-    win.wait_for_idle("5.2k/80 tokens, 4.8k cached");
+    win.wait_for_idle("in 5.2k (4.8k cached) · out 80 · 16% of 32k");
     let (status, _) = win.quit();
     assert!(status.success());
 
     let mut win = w.spawn_with(&["--continue"]);
     let resumed = win.wait_for("One.");
-    assert!(resumed.contains("5.2k/80 tokens, 4.8k cached"), "{resumed}");
+    // The window's share is mm's estimate of the conversation now.
+    assert!(
+        resumed.contains("in 5.2k (4.8k cached) · out 80 · 3% of 32k"),
+        "{resumed}"
+    );
     win.type_line("second");
-    win.wait_for_idle("10k/160 tokens, 9.6k cached");
+    win.wait_for_idle("in 10k (9.6k cached) · out 160 · 16% of 32k");
     win.type_line("/new");
-    win.wait_for_idle("0/0 tokens");
+    win.wait_for_idle("in 0 · out 0 · 0% of 32k");
     let (status, _) = win.quit();
     assert!(status.success());
 }

@@ -168,6 +168,7 @@ fn tool_done(t0: Instant) -> Transcript {
         },
         t0,
     );
+    t.apply(tokens(1234, 56, 0), t0);
     t.apply(
         Event::TurnEnd {
             outcome: TurnOutcome::Done,
@@ -419,28 +420,44 @@ fn thousands_of_entries_show_the_end_and_scroll() {
     assert!(s.contains("question 0"), "{s}");
 }
 
-/// The status bar adds the cached part of the input once a provider said
-/// there was one, summed over the turns like the other counts.
+/// The session's tokens so far, the window holding the last turn.
+fn tokens(prompt: u64, completion: u64, cached: u64) -> Event {
+    Event::Tokens {
+        session: mm_ui::TokenCounts {
+            prompt,
+            completion,
+            cached,
+        },
+        context: 1234 + 56,
+        window: 32768,
+    }
+}
+
+/// The status bar says the session's tokens, in and out, and how full the
+/// model's window is; the cached part of the input once a provider said
+/// there was one.
 #[test]
-fn status_bar_shows_the_cached_input() {
+fn status_bar_shows_the_tokens_and_the_window() {
     let t0 = Instant::now();
     let mut t = tool_done(t0);
     let s = screen(&t, &mut ui());
-    assert!(s.contains("1.2k/56 tokens · mm"), "{s}");
+    assert!(s.contains("in 1.2k · out 56 · 3% of 32k · mm"), "{s}");
     assert!(!s.contains("cached"), "{s}");
-    for cached in [900, 1300] {
-        t.start_turn("again", t0);
-        t.apply(
-            Event::TurnEnd {
-                outcome: TurnOutcome::Done,
-                counters: Counters::default(),
-                prompt_tokens: 1500,
-                completion_tokens: 10,
-                cached_tokens: cached,
-            },
-            t0,
-        );
-    }
+    t.start_turn("again", t0);
+    t.apply(tokens(4234, 76, 2200), t0);
+    t.apply(
+        Event::TurnEnd {
+            outcome: TurnOutcome::Done,
+            counters: Counters::default(),
+            prompt_tokens: 3000,
+            completion_tokens: 20,
+            cached_tokens: 2200,
+        },
+        t0,
+    );
     let s = screen(&t, &mut ui());
-    assert!(s.contains("4.2k/76 tokens, 2.2k cached · mm"), "{s}");
+    assert!(
+        s.contains("in 4.2k (2.2k cached) · out 76 · 3% of 32k · mm"),
+        "{s}"
+    );
 }

@@ -480,6 +480,20 @@ impl Agent {
         self.usage
     }
 
+    /// [`Event::Tokens`] of now: what a front end shows of the session's
+    /// tokens (and sends once more when a session starts or is resumed).
+    pub fn tokens_event(&self) -> Event {
+        Event::Tokens {
+            session: mm_ui::TokenCounts {
+                prompt: self.usage.prompt_tokens,
+                completion: self.usage.completion_tokens,
+                cached: self.usage.cached_tokens,
+            },
+            context: self.in_context,
+            window: self.engine.window().tokens,
+        }
+    }
+
     /// Tokens the model's window holds now: as the server counted the last
     /// request and its answer, or mm's estimate of the next request after a
     /// compaction or a resume; 0 for an empty conversation.
@@ -792,6 +806,7 @@ impl Agent {
             self.record_error(text);
         }
         self.save(&sink);
+        sink.event(self.tokens_event());
         sink.event(Event::TurnEnd {
             outcome: outcome.clone(),
             counters,

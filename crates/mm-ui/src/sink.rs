@@ -142,6 +142,60 @@ impl Counters {
     }
 }
 
+/// Tokens counted by the model server: the prompts sent, the answers
+/// written, and of the prompts the part read from the server's cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TokenCounts {
+    /// Prompt tokens, the cached part included.
+    pub prompt: u64,
+    /// Answer tokens.
+    pub completion: u64,
+    /// Of `prompt`, those the server read from its prompt cache.
+    pub cached: u64,
+}
+
+impl TokenCounts {
+    /// The one line every terminal front end shows of a session's tokens:
+    /// `in 4.1k (3.9k cached) · out 210 · 13% of 32k`, the share being how
+    /// full the model's window (`window` tokens) is with `context` tokens.
+    pub fn line(&self, context: u64, window: u64) -> String {
+        let cached = if self.cached > 0 {
+            format!(" ({} cached)", short_count(self.cached))
+        } else {
+            String::new()
+        };
+        let share = context
+            .saturating_mul(100)
+            .checked_div(window)
+            .map_or(0, |p| p.min(100));
+        format!(
+            "in {}{cached} · out {} · {share}% of {}",
+            short_count(self.prompt),
+            short_count(self.completion),
+            short_count(window)
+        )
+    }
+}
+
+/// A count as people read it at a glance: `950`, `1.2k`, `34k`, `1.5M`.
+pub fn short_count(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..10_000 => tenths(n / 1000, (n % 1000) / 100, "k"),
+        10_000..1_000_000 => format!("{}k", n / 1000),
+        _ => tenths(n / 1_000_000, (n % 1_000_000) / 100_000, "M"),
+    }
+}
+
+/// `1.2k`, or `1k` when the tenth is 0.
+fn tenths(whole: u64, tenth: u64, unit: &str) -> String {
+    if tenth == 0 {
+        format!("{whole}{unit}")
+    } else {
+        format!("{whole}.{tenth}{unit}")
+    }
+}
+
 /// Why a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -214,6 +268,16 @@ pub enum Event {
         /// Lines to echo; empty for tools whose output is not echoed.
         preview: Vec<String>,
     },
+    /// The session's tokens so far and how full the model's window is,
+    /// sent as each turn ends (before `TurnEnd`).
+    Tokens {
+        /// The session's counts, over every turn and process.
+        session: TokenCounts,
+        /// Tokens the window holds now (the last request and its answer).
+        context: u64,
+        /// The window in force, in tokens.
+        window: u64,
+    },
     /// A line for the user (`compacted: …`, `[stopped: maxTurns (N) reached]`).
     Notice {
         /// The text to show the user.
@@ -272,5 +336,45 @@ impl Sink for NullSink {
 
     fn permission<'a>(&'a self, _info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
         Box::pin(async { Decision::AllowOnce })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_at_a_glance() {
+        let cases = [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1k"),
+            (1234, "1.2k"),
+            (9999, "9.9k"),
+            (32768, "32k"),
+            (131072, "131k"),
+            (1_000_000, "1M"),
+            (1_500_000, "1.5M"),
+        ];
+        for (n, text) in cases {
+            assert_eq!(short_count(n), text, "{n}");
+        }
+    }
+
+    #[test]
+    fn the_token_line_says_how_full_the_window_is() {
+        let t = TokenCounts {
+            prompt: 4100,
+            completion: 210,
+            cached: 3900,
+        };
+        assert_eq!(
+            t.line(4310, 32768),
+            "in 4.1k (3.9k cached) · out 210 · 13% of 32k"
+        );
+        // Nothing cached is not mentioned; an over-full window says 100%.
+        let t = TokenCounts { cached: 0, ..t };
+        assert_eq!(t.line(50_000, 32768), "in 4.1k · out 210 · 100% of 32k");
+        assert_eq!(TokenCounts::default().line(0, 0), "in 0 · out 0 · 0% of 0");
     }
 }
