@@ -4,7 +4,7 @@
 //! notices and errors on stderr, and the counters recap after the turn.
 //! It also asks the inline a/s/r permission question.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -49,13 +49,13 @@ pub fn tool_line(info: &ToolInfo) -> String {
 
 /// The dimmed lines shown under a tool line once the call ended.
 ///
-/// Commands (`bash`, `lsp`) echo their first `previewLines` lines and
-/// nothing more, or `(no output)`; a failed call that never ran (invalid
+/// Commands (`bash`, `lsp`) echo their first `previewLines` lines, then
+/// `… N more lines` when cut, or `(no output)`; a failed call that never ran (invalid
 /// arguments, not run) has no preview, so it shows the first line of its
 /// output, the reason. `read_skill` echoes nothing (the reference: the
 /// content is not echoed) unless it failed; `read_file` says how much it
 /// read; the other tools show their headline, the first line of their
-/// output.
+/// output (an edit's diff follows it, coloured: [`diff_lines`]).
 pub fn result_lines(
     info: &ToolInfo,
     status: ToolStatus,
@@ -90,6 +90,17 @@ pub fn result_lines(
     }
 }
 
+/// The diff shown under an edit that went through, folded to
+/// `previewLines` by the tools (docs/design.md#repl-diff-display); nothing
+/// when it was shown already while asking.
+pub fn diff_lines<'a>(info: &ToolInfo, preview: &'a [String], asked: bool) -> &'a [String] {
+    if info.family == ToolFamily::File && info.change.is_some() && !asked {
+        preview
+    } else {
+        &[]
+    }
+}
+
 /// The dimmed lines after a turn: the recap line, which holds the non-zero
 /// counters alone (docs/design.md#notices), then the session's tokens and
 /// how full the model's window is (`in 4.1k · out 210 · 13% of 32k`) on a
@@ -113,6 +124,8 @@ struct State {
     tools: HashMap<String, ToolInfo>,
     /// The session's token line from the last `Tokens`, for the recap.
     tokens: Option<String>,
+    /// Calls whose diff was shown while asking, not to show it twice.
+    asked: HashSet<String>,
 }
 
 /// The terminal sink: one per front end, shared by its turns.
@@ -155,6 +168,7 @@ impl TermSink {
             reasoning: false,
             tools: HashMap::new(),
             tokens: None,
+            asked: HashSet::new(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let spinner = spin
@@ -185,7 +199,9 @@ impl TermSink {
     pub fn diff(&self, diff: &str) {
         let mut s = self.lock();
         s.screen.ensure_line_start(Target::Info);
-        show_diff(&mut s.screen, diff, "");
+        for line in diff.lines() {
+            show_diff_line(&mut s.screen, line, "");
+        }
     }
 
     /// Print a dimmed line outside a turn.
@@ -304,6 +320,10 @@ impl TermSink {
                         .write_styled(Target::Info, Style::Dim, &format!("{INDENT}{line}"));
                     st.screen.write(Target::Info, "\n");
                 }
+                let asked = st.asked.remove(&id);
+                for line in diff_lines(&info, &preview, asked) {
+                    show_diff_line(&mut st.screen, line, INDENT);
+                }
             }
             Event::Notice { text } => {
                 end_block(st);
@@ -353,11 +373,17 @@ impl TermSink {
                 return Decision::Reject;
             }
             if let Some(change) = &info.change {
-                show_diff(&mut st.screen, &change.diff, INDENT);
+                for line in change.diff.lines() {
+                    show_diff_line(&mut st.screen, line, INDENT);
+                }
+                st.asked.insert(info.id.clone());
             }
+            // Listen before asking: a key pressed the moment the prompt
+            // shows must answer it, not land in the next question.
+            let rx = self.controls.ask();
             st.screen
                 .write_styled(Target::Info, Style::Yellow, PERMISSION_PROMPT);
-            self.controls.ask()
+            rx
         };
         let decision = rx.await.unwrap_or(Decision::Cancelled);
         let word = match decision {
@@ -440,24 +466,22 @@ fn error(screen: &mut Screen, text: &str) {
     screen.write(Target::Alert, "\n");
 }
 
-/// A unified diff, coloured by line, each line after `indent`.
-fn show_diff(screen: &mut Screen, diff: &str, indent: &str) {
-    for line in diff.lines() {
-        let style =
-            if line.starts_with("+++") || line.starts_with("---") || line.starts_with("diff ") {
-                Style::Bold
-            } else if line.starts_with('+') {
-                Style::Green
-            } else if line.starts_with('-') {
-                Style::Red
-            } else if line.starts_with("@@") {
-                Style::Cyan
-            } else {
-                Style::Dim
-            };
-        screen.write_styled(Target::Info, style, &format!("{indent}{line}"));
-        screen.write(Target::Info, "\n");
-    }
+/// A line of a unified diff, coloured by its sign, after `indent`.
+fn show_diff_line(screen: &mut Screen, line: &str, indent: &str) {
+    let header = ["+++", "---", "diff "].iter().any(|h| line.starts_with(h));
+    let style = if header {
+        Style::Bold
+    } else if line.starts_with('+') {
+        Style::Green
+    } else if line.starts_with('-') {
+        Style::Red
+    } else if line.starts_with("@@") {
+        Style::Cyan
+    } else {
+        Style::Dim
+    };
+    screen.write_styled(Target::Info, style, &format!("{indent}{line}"));
+    screen.write(Target::Info, "\n");
 }
 
 fn spawn_spinner(state: Arc<Mutex<State>>, stop: Arc<AtomicBool>) -> Option<JoinHandle<()>> {

@@ -52,10 +52,8 @@ fn a_conversation_with_a_bash_call_and_its_preview() {
         assert!(turn.contains(l), "no {l:?} in {turn:?}");
     }
     assert!(!turn.contains("   l4"), "only previewLines lines: {turn:?}");
-    assert!(
-        !turn.contains("more line"),
-        "previewLines lines and not one more: {turn:?}"
-    );
+    // A cut preview says so.
+    assert!(turn.contains("   … 2 more lines"), "{turn:?}");
     let after = expect(&mut s, PROMPT);
     assert!(after.contains("⚙ 1 command(s)"), "recap: {after:?}");
     assert!(
@@ -133,7 +131,10 @@ fn permission_prompt_answered_r_a_and_s() {
     expect(&mut s, ask);
     s.send("a").unwrap();
     expect(&mut s, "allowed once");
-    expect(&mut s, "Edited once.");
+    let after = expect(&mut s, "Edited once.");
+    // The diff was shown while asking; not a second time.
+    assert!(after.contains("edited a.txt: 1 edit(s)"), "{after:?}");
+    assert!(!after.contains("+dos"), "{after:?}");
     expect(&mut s, PROMPT);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "one\ndos\nthree\n");
 
@@ -150,6 +151,11 @@ fn permission_prompt_answered_r_a_and_s() {
     assert!(
         !turn.contains("allow?"),
         "allowed for the session: no prompt: {turn:?}"
+    );
+    // Not asked, the diff is shown under the headline all the same.
+    assert!(
+        turn.contains("   -one\r\n   +uno\r\n"),
+        "the diff of an edit not asked about: {turn:?}"
     );
     expect(&mut s, PROMPT);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "uno\ndos\ntres\n");
@@ -835,4 +841,91 @@ fn a_mention_says_what_it_attached() {
     quit(s);
     assert!(shown.contains("attached src/main.rs (3 lines)"), "{shown}");
     assert!(shown.contains("attached src (a directory)"), "{shown}");
+}
+
+fn numbered(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i}\n")).collect()
+}
+
+/// An edit shows its diff, folded like a command's output (context first);
+/// a cut preview says how much was left out, and `/output` shows it whole.
+fn an_edit_and_a_long_output(no_color: bool) {
+    let script = vec![
+        Reply::tool_call(
+            "e1",
+            "edit_file",
+            serde_json::json!({"path": "f.txt", "edits": [{"old": "line 10\n", "new": "line ten\n"}]})
+                .to_string(),
+        ),
+        Reply::tool_call("c1", "bash", r#"{"command":"seq 1 200"}"#),
+        Reply::text("Done."),
+    ];
+    let w = World::new(script, "");
+    std::fs::write(w.cwd.join("f.txt"), numbered(20)).unwrap();
+    let env: &[(&str, &str)] = if no_color { &[("NO_COLOR", "1")] } else { &[] };
+    let mut s = w.pty(&[], env);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "edit and count");
+    let turn = expect(&mut s, "Done.");
+    let plain = strip_ansi(&turn);
+    assert!(
+        plain.contains(concat!(
+            "   edited f.txt: 1 edit(s), +1 -1 lines, first change at line 10\r\n",
+            "   @@ -9,3 +9,3 @@\r\n",
+            "    line 9\r\n",
+            "   -line 10\r\n",
+            "   +line ten\r\n",
+            "    line 11\r\n",
+        )),
+        "{plain:?}"
+    );
+    assert!(
+        plain.contains("   1\r\n   2\r\n   3\r\n   4\r\n   5\r\n   … 195 more lines\r\n"),
+        "{plain:?}"
+    );
+    if no_color {
+        for sgr in ["\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[2m"] {
+            assert!(!turn.contains(sgr), "NO_COLOR: no colour: {turn:?}");
+        }
+    } else {
+        assert!(turn.contains("\x1b[32m   +line ten"), "green: {turn:?}");
+        assert!(turn.contains("\x1b[31m   -line 10"), "red: {turn:?}");
+    }
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/output");
+    let whole = expect(&mut s, "200\r\n");
+    assert!(whole.contains("\r\n6\r\n7\r\n"), "{whole:?}");
+    expect(&mut s, PROMPT);
+    quit(s);
+}
+
+#[test]
+fn an_edit_shows_its_diff_and_a_cut_preview_says_so() {
+    an_edit_and_a_long_output(false);
+}
+
+#[test]
+fn an_edit_shows_its_diff_and_a_cut_preview_says_so_without_color() {
+    an_edit_and_a_long_output(true);
+}
+
+/// `text` without its escape sequences (colours, cursor moves).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'[') {
+            chars.next();
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        }
+    }
+    out
 }

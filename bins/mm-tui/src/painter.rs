@@ -128,7 +128,7 @@ pub fn prompt_lines(t: &Transcript, width: u16) -> Vec<Line<'static>> {
         }
         if all.len() > PROMPT_DIFF_ROWS {
             lines.push(Line::from(Span::styled(
-                format!("… {} more lines", all.len() - PROMPT_DIFF_ROWS),
+                mm_ui::fold::more_lines(all.len() - PROMPT_DIFF_ROWS),
                 dim(),
             )));
         }
@@ -259,12 +259,15 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
     } else {
         format!(" {left} ")
     };
-    let tail = format!(
-        " · {} · mm {} ",
-        t.tokens.line(t.context.0, t.context.1),
-        ui.version
-    );
-    // What does not fit goes first: the folder, then the model's length.
+    // What does not fit goes first: the folder, mm's version, then the
+    // model's length; the tokens stay.
+    let tokens = t.tokens.line(t.context.0, t.context.1);
+    let tail = format!(" · {tokens} · mm {} ", ui.version);
+    let tail = if wrap::width(&left) + wrap::width(&tail) + 12 <= width {
+        tail
+    } else {
+        format!(" · {tokens} ")
+    };
     let model = format!(" {}", ui.model);
     let fixed = wrap::width(&left) + wrap::width(&model) + wrap::width(&tail);
     let room = width.saturating_sub(fixed + 3);

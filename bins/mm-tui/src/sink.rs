@@ -121,6 +121,9 @@ impl Sink for WindowSink {
         };
         Box::pin(async move {
             let decision = rx.await.unwrap_or(Decision::Cancelled);
+            if matches!(decision, Decision::AllowOnce | Decision::AllowAlways) {
+                guard.shared.update(|t| t.approved(&guard.id));
+            }
             drop(guard);
             decision
         })

@@ -217,6 +217,20 @@ impl Transcript {
         }
     }
 
+    /// The user approved call `id`: an edit's diff, just read in the
+    /// prompt, stays in sight under its block instead of folding away.
+    pub fn approved(&mut self, id: &str) {
+        if let Some(i) = self.tool_index(id) {
+            self.edit(i, |k| {
+                if let EntryKind::Tool(t) = k
+                    && t.diff.is_some()
+                {
+                    t.expanded = true;
+                }
+            });
+        }
+    }
+
     /// Record one event of the turn. `now` is passed in so tests control time.
     pub fn apply(&mut self, event: Event, now: Instant) {
         match event {

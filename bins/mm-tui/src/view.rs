@@ -407,8 +407,14 @@ pub fn duration(d: Duration) -> String {
 }
 
 fn tool_rows(tool: &ToolEntry, look: &Look, width: usize, rows: &mut Vec<Line<'static>>) {
-    let lines = tool.output.lines().count();
-    let fold = if tool.output.is_empty() {
+    // What the model got; an edit's diff until then (its result is the
+    // headline, then that diff).
+    let body = match &tool.diff {
+        Some(diff) if tool.output.is_empty() => diff.as_str(),
+        _ => tool.output.as_str(),
+    };
+    let lines = body.lines().count();
+    let fold = if lines == 0 {
         String::new()
     } else if tool.expanded {
         format!("  ▾ {lines} line{}", if lines == 1 { "" } else { "s" })
@@ -469,7 +475,7 @@ fn tool_rows(tool: &ToolEntry, look: &Look, width: usize, rows: &mut Vec<Line<'s
                 rows.extend(wrap::wrap(&line, width, 6, Mode::Glyph));
             }
         }
-        let text = wrap::sanitize(&tool.output);
+        let text = wrap::sanitize(body);
         let text = text.strip_suffix('\n').unwrap_or(&text);
         if text.is_empty() {
             rows.push(Line::from(Span::styled("    (no output)", out_style)));
@@ -478,9 +484,13 @@ fn tool_rows(tool: &ToolEntry, look: &Look, width: usize, rows: &mut Vec<Line<'s
             if text.is_empty() {
                 break;
             }
+            let style = match &tool.diff {
+                Some(_) if diff_style(line) != Style::default() => diff_style(line),
+                _ => out_style,
+            };
             let line = Line::from(vec![
                 Span::raw("    "),
-                Span::styled(line.to_string(), out_style),
+                Span::styled(line.to_string(), style),
             ]);
             rows.extend(wrap::wrap(&line, width, 4, Mode::Glyph));
         }

@@ -383,19 +383,19 @@ fn git(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The row of the screen that shows `needle`, with the colour of its
-/// first cell.
-fn colour_of(win: &Window, needle: &str) -> vt100::Color {
+/// The colour of the last row of the screen that holds `line` alone
+/// (spaces aside), taken at its first character.
+fn colour_of(win: &Window, line: &str) -> vt100::Color {
     let parser = win.parser.lock().unwrap();
     let screen = parser.screen();
-    for row in 0..ROWS {
+    for row in (0..ROWS).rev() {
         let text = screen.contents_between(row, 0, row, COLS);
-        if let Some(col) = text.find(needle) {
-            let col = text[..col].chars().count() as u16;
+        if text.trim() == line {
+            let col = (text.len() - text.trim_start().len()) as u16;
             return screen.cell(row, col).unwrap().fgcolor();
         }
     }
-    panic!("no {needle:?} on the screen:\n{}", screen.contents());
+    panic!("no {line:?} row on the screen:\n{}", screen.contents());
 }
 
 #[test]
@@ -427,13 +427,22 @@ fn undo_redo_and_a_coloured_diff_in_the_window() {
     win.wait_for("‣ bash  rm b.txt");
     win.wait_for("[a] allow once");
     win.send("a");
-    win.wait_for("All three done.");
+    let done = win.wait_for("All three done.");
+    // The diff just approved stays in sight under the edit's block.
+    assert!(done.contains("‣ edit_file  a.txt"), "{done}");
+    assert!(done.contains("▾ 4 lines"), "{done}");
+    assert!(done.contains("    +a edited"), "{done}");
     // The turn is over once its recap is in (after its last checkpoint).
     win.wait_for_idle("⚙ 1 command(s)");
     assert_eq!(read("c.txt").as_deref(), Some("x\n"));
 
+    // The block's diff is coloured as any other.
+    assert_eq!(colour_of(&win, "+a edited"), vt100::Color::Idx(2), "green");
+    assert_eq!(colour_of(&win, "-a"), vt100::Color::Idx(1), "red");
+
     win.type_line("/diff");
-    win.wait_for("+a edited");
+    win.wait_for("+++ b/a.txt");
+    win.wait_for_idle("+++ b/a.txt");
     assert_eq!(colour_of(&win, "+a edited"), vt100::Color::Idx(2), "green");
     assert_eq!(colour_of(&win, "-a"), vt100::Color::Idx(1), "red");
 

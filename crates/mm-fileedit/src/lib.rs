@@ -18,8 +18,10 @@
 
 mod diff;
 mod edit;
+mod fold;
 mod text;
 
 pub use diff::{CONTEXT_LINES, Diff, diff};
 pub use edit::{Applied, Edit, Refusal, Replacement, apply, refusal_text};
+pub use fold::{Folded, fold};
 pub use text::line_count;

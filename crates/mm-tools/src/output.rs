@@ -170,11 +170,6 @@ fn last_chars(s: &str, n: usize) -> &str {
     }
 }
 
-/// The first `n` lines of `text`, for a terminal's preview.
-pub fn preview(text: &str, n: usize) -> Vec<String> {
-    text.lines().take(n).map(str::to_string).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,10 +48,10 @@ use std::sync::Mutex;
 use futures::FutureExt;
 use mm_detector::{Detector, loop_detected_text, stop_text};
 use mm_policy::{Call, Verdict};
-use mm_ui::{Decision, Event, ToolFamily, ToolInfo, ToolKind, ToolStatus};
+use mm_ui::{Decision, Event, FileChange, ToolFamily, ToolInfo, ToolKind, ToolStatus};
 use serde_json::Value;
 
-use crate::output::{fit, preview};
+use crate::output::fit;
 use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args};
 use mm_redact::redact;
 
@@ -118,6 +118,16 @@ impl CallOutcome {
             CallOutcome::Stop { .. } => true,
         }
     }
+}
+
+/// What a terminal echoes under a call once it ended.
+enum Echo {
+    /// The head of the output (bash, lsp).
+    Output,
+    /// An edit's diff, already folded; shown when the edit went through.
+    Diff(Vec<String>),
+    /// Nothing (a read, a skill).
+    Nothing,
 }
 
 /// The tools of one session and its loop detector.
@@ -224,7 +234,14 @@ impl Toolbox {
             });
         };
         let refused = |text: String| {
-            self.finish(call_id, name, arguments, ToolOutput::fail(text), false, ctx)
+            self.finish(
+                call_id,
+                name,
+                arguments,
+                ToolOutput::fail(text),
+                &Echo::Nothing,
+                ctx,
+            )
         };
 
         let Some(tool) = self.tools.iter().find(|(n, _)| n == name).map(|(_, t)| t) else {
@@ -309,13 +326,14 @@ impl Toolbox {
             change: plan.change.clone(),
         });
         ctx.sink.event(Event::ToolStart { info: info.clone() });
-        let echo = plan.echo;
+        // From the redacted change: no key value reaches a preview.
+        let echo = self.echo(plan.echo, info.change.as_ref());
 
         match judge(plan.rejection.is_some()) {
             Verdict::Allow => {}
             Verdict::Deny(rule) => {
                 let out = ToolOutput::fail(denied_text(&rule));
-                return self.finish(call_id, name, arguments, out, echo, ctx);
+                return self.finish(call_id, name, arguments, out, &echo, ctx);
             }
             Verdict::Ask(_) => {
                 let decision = tokio::select! {
@@ -339,7 +357,7 @@ impl Toolbox {
                     }
                     Decision::Reject => {
                         let out = ToolOutput::fail(plan.rejection.unwrap_or(REJECTED));
-                        return self.finish(call_id, name, arguments, out, echo, ctx);
+                        return self.finish(call_id, name, arguments, out, &echo, ctx);
                     }
                     // ACP: an outcome `cancelled` means the turn was cancelled.
                     Decision::Cancelled => {
@@ -354,7 +372,7 @@ impl Toolbox {
         }
         // Gone while the user was asked: still nothing runs there.
         if let Some(text) = ctx.cwd_gone() {
-            return self.finish(call_id, name, arguments, ToolOutput::fail(text), echo, ctx);
+            return self.finish(call_id, name, arguments, ToolOutput::fail(text), &echo, ctx);
         }
 
         ctx.sink.event(Event::ToolRunning {
@@ -367,7 +385,7 @@ impl Toolbox {
             Ok(output) => output,
             Err(panic) => ToolOutput::fail(panic_text(name, panic.as_ref())),
         };
-        self.finish(call_id, name, arguments, output, echo, ctx)
+        self.finish(call_id, name, arguments, output, &echo, ctx)
     }
 
     /// A call of a saved conversation, shown as it went live: its
@@ -420,11 +438,31 @@ impl Toolbox {
             },
             output: output.to_string(),
             preview: if echoes {
-                preview(output, self.settings.preview_lines)
+                mm_ui::fold::head(output, self.settings.preview_lines)
             } else {
                 Vec::new()
             },
         });
+    }
+
+    /// What a terminal shows under the call once it ended: the head of the
+    /// output (bash, lsp), or the diff of an edit folded to `previewLines`
+    /// (docs/design.md#repl-diff-display), computed before the plan goes to
+    /// `run`.
+    fn echo(&self, output: bool, change: Option<&FileChange>) -> Echo {
+        let n = self.settings.preview_lines;
+        match change {
+            _ if output => Echo::Output,
+            Some(change) if !change.diff.is_empty() && n > 0 => {
+                let folded = mm_fileedit::fold(&change.diff, n);
+                let mut lines = folded.lines;
+                if folded.hidden > 0 {
+                    lines.push(mm_ui::fold::more_lines(folded.hidden));
+                }
+                Echo::Diff(lines)
+            }
+            _ => Echo::Nothing,
+        }
     }
 
     /// `info` as every front end may show it: no key value anywhere in it.
@@ -457,7 +495,7 @@ impl Toolbox {
         name: &str,
         arguments: &str,
         output: ToolOutput,
-        echo: bool,
+        echo: &Echo,
         ctx: &ToolContext,
     ) -> CallOutcome {
         let ToolOutput {
@@ -491,10 +529,10 @@ impl Toolbox {
         };
         let failed = outcome.failed();
         let text = outcome.output().to_string();
-        let preview = if echo {
-            preview(&text, self.settings.preview_lines)
-        } else {
-            Vec::new()
+        let preview = match echo {
+            Echo::Output => mm_ui::fold::head(&text, self.settings.preview_lines),
+            Echo::Diff(lines) if !failed => lines.clone(),
+            Echo::Diff(_) | Echo::Nothing => Vec::new(),
         };
         ctx.sink.event(Event::ToolEnd {
             id: call_id.to_string(),

@@ -1,12 +1,13 @@
 //! mm-ui: the `Sink` every front end supplies, the events it receives, where
-//! human output goes (stdout, or stderr in ACP mode), the spinner and the
-//! clipboard.
+//! human output goes (stdout, or stderr in ACP mode), how a long preview is
+//! folded, the spinner and the clipboard.
 //!
 //! It knows no protocol, no provider and no widget.
 
 #![deny(missing_docs)]
 
 pub mod clipboard;
+pub mod fold;
 mod highlight;
 pub mod markdown;
 pub mod output;

@@ -157,22 +157,22 @@ pub struct TokenCounts {
 impl TokenCounts {
     /// The one line every terminal front end shows of a session's tokens:
     /// `in 4.1k (3.9k cached) · out 210 · 13% of 32k`, the share being how
-    /// full the model's window (`window` tokens) is with `context` tokens.
+    /// full the model's window (`window` tokens) is with `context` tokens;
+    /// no share while the window is not known (0).
     pub fn line(&self, context: u64, window: u64) -> String {
         let cached = if self.cached > 0 {
             format!(" ({} cached)", short_count(self.cached))
         } else {
             String::new()
         };
-        let share = context
-            .saturating_mul(100)
-            .checked_div(window)
-            .map_or(0, |p| p.min(100));
+        let share = match context.saturating_mul(100).checked_div(window) {
+            Some(p) => format!(" · {}% of {}", p.min(100), short_count(window)),
+            None => String::new(),
+        };
         format!(
-            "in {}{cached} · out {} · {share}% of {}",
+            "in {}{cached} · out {}{share}",
             short_count(self.prompt),
             short_count(self.completion),
-            short_count(window)
         )
     }
 }
@@ -375,6 +375,7 @@ mod tests {
         // Nothing cached is not mentioned; an over-full window says 100%.
         let t = TokenCounts { cached: 0, ..t };
         assert_eq!(t.line(50_000, 32768), "in 4.1k · out 210 · 100% of 32k");
-        assert_eq!(TokenCounts::default().line(0, 0), "in 0 · out 0 · 0% of 0");
+        // A window not known yet is not made up.
+        assert_eq!(TokenCounts::default().line(0, 0), "in 0 · out 0");
     }
 }

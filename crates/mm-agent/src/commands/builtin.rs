@@ -55,6 +55,12 @@ pub(super) fn table() -> Vec<Command> {
         )
         .with_fronts(TERMINAL),
         Command::new(
+            "output",
+            "Show the last tool's whole output (the preview shows its first lines)",
+            Run::Now(last_output),
+        )
+        .with_fronts(&[Front::Repl]),
+        Command::new(
             "sessions",
             "List this project's saved sessions",
             Run::Now(sessions),
@@ -221,6 +227,23 @@ fn copy_last(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
         Outcome::Say("nothing to copy yet".into())
     } else {
         Outcome::Copy(answer.to_string())
+    }
+}
+
+/// `/output`: the last tool result of the conversation, as the model got
+/// it, for a terminal whose preview showed only its first lines (the
+/// window unfolds a block instead).
+fn last_output(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
+    let last = agent.history().iter().rev().find_map(|m| match m {
+        mm_engine::Message::Tool { name, content, .. } => Some((name, content)),
+        _ => None,
+    });
+    match last {
+        None => Outcome::Say("no tool has run in this conversation yet".into()),
+        Some((name, content)) if content.is_empty() => {
+            Outcome::Say(format!("the last tool call ({name}) had no output"))
+        }
+        Some((_, content)) => Outcome::Say(content.trim_end_matches('\n').to_string()),
     }
 }
 
