@@ -8,8 +8,8 @@ use mm_agent::commands::{Commands, Front};
 use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
-use rustyline::validate::Validator;
-use rustyline::{Context, Helper};
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{Cmd, Context, Helper, KeyCode, KeyEvent, Modifiers};
 
 /// The REPL's rustyline helper.
 pub struct MmHelper {
@@ -119,13 +119,42 @@ impl Highlighter for MmHelper {
     }
 }
 
-impl Validator for MmHelper {}
+/// `\` at the end of the input, then Enter: not finished, the input goes on
+/// on a new line (the backslash is dropped on sending: [`joined`]).
+impl Validator for MmHelper {
+    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
+        Ok(if ctx.input().ends_with('\\') {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Valid(None)
+        })
+    }
+}
 
 impl Helper for MmHelper {}
+
+/// Alt-Enter (Esc then Enter, as terminals send it) inserts a line break;
+/// `\` then Enter is the validator's ([`MmHelper`]).
+pub fn bind_multiline<H: Helper, I: rustyline::history::History>(ed: &mut rustyline::Editor<H, I>) {
+    ed.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
+}
+
+/// The question as typed: each `\` that ended a line (to continue it) is
+/// dropped, the line break stays.
+pub fn joined(input: &str) -> String {
+    input.replace("\\\n", "\n")
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_continued_with_a_backslash_keeps_only_the_break() {
+        assert_eq!(joined("one\\\ntwo\\\nthree"), "one\ntwo\nthree");
+        // A backslash elsewhere is the user's.
+        assert_eq!(joined("C:\\path \\n"), "C:\\path \\n");
+    }
 
     #[test]
     fn completes_commands_at_the_start_only() {

@@ -99,7 +99,7 @@ impl Repl {
             };
             match line {
                 Ok(line) => {
-                    let line = line.trim().to_owned();
+                    let line = crate::complete::joined(line.trim());
                     if line.is_empty() {
                         editor = Some(ed);
                         continue;
@@ -134,6 +134,7 @@ impl Repl {
             cwd: self.agent.cwd().to_path_buf(),
             commands: self.agent.commands().clone(),
         }));
+        crate::complete::bind_multiline(&mut ed);
         // A first start has no history yet.
         let _ = ed.load_history(&self.history);
         Ok(ed)
@@ -230,7 +231,7 @@ impl Repl {
             Outcome::Help(text) => {
                 self.sink.say(&text);
                 self.sink.say_dim(
-                    "@path attaches a file · Esc or Ctrl-C stops a turn · Ctrl-C clears the line · Ctrl-D quits",
+                    "@path attaches a file · \\ then Enter, or Alt-Enter, continues on a new line · Esc or Ctrl-C stops a turn · Ctrl-C clears the line · Ctrl-D quits",
                 );
             }
             Outcome::Copy(text) => self.show(commands::copy(&text)),

@@ -426,7 +426,11 @@ fn help_and_unknown_commands_and_ctrl_d() {
     type_line(&mut s, "/help");
     let help = expect(&mut s, "/quit");
     assert!(help.contains("/compact [focus]"), "{help}");
-    expect(&mut s, PROMPT);
+    let keys = expect(&mut s, PROMPT);
+    assert!(
+        keys.contains("\\ then Enter, or Alt-Enter, continues on a new line"),
+        "{keys}"
+    );
     type_line(&mut s, "/frobnicate");
     expect(&mut s, "unknown command /frobnicate");
     expect(&mut s, PROMPT);
@@ -928,4 +932,25 @@ fn strip_ansi(text: &str) -> String {
         }
     }
     out
+}
+
+#[test]
+fn backslash_enter_and_alt_enter_continue_the_question() {
+    let w = World::new(vec![Reply::text("Two lines."), Reply::text("Three.")], "");
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    // `\` then Enter: the backslash becomes the line break.
+    s.send("first line\\\r").unwrap();
+    s.send("second line\r").unwrap();
+    expect(&mut s, "Two lines.");
+    expect(&mut s, PROMPT);
+    // Alt-Enter: Esc then Enter, as a terminal sends it.
+    s.send("one\x1b\rtwo\x1b\rthree\r").unwrap();
+    expect(&mut s, "Three.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    let chats = w.chats();
+    let question = |i: usize| messages(&chats[i]).last().unwrap()["content"].clone();
+    assert_eq!(question(0), "first line\nsecond line");
+    assert_eq!(question(1), "one\ntwo\nthree");
 }

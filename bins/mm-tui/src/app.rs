@@ -293,6 +293,8 @@ impl App {
             last_row: row + 1 >= lines.len(),
             at_mention: popup::mention_at(line, col).is_some(),
             has_selection: self.ui.selected.is_some(),
+            after_backslash: line[..line.char_indices().nth(col).map_or(line.len(), |(i, _)| i)]
+                .ends_with('\\'),
         }
     }
 
@@ -311,6 +313,11 @@ impl App {
             Action::Nothing => {}
             Action::Submit => self.submit(),
             Action::Newline => self.ui.input.insert_newline(),
+            Action::ContinueLine => {
+                self.ui.input.delete_char();
+                self.ui.input.insert_newline();
+            }
+            Action::Quit => self.quit = true,
             Action::Edit(key) => self.edit(key),
             Action::OpenPicker(key) => {
                 self.ui.input.input(key);
@@ -649,7 +656,7 @@ pub fn start_notice(agent: &Agent) -> String {
 }
 
 /// Keys, for `/help` (the full table is in keymap.rs).
-pub const KEYS_HELP: &str = "Enter send · Alt-Enter new line · Up/Down history · PgUp/PgDn scroll · Tab select a tool call or thinking, Enter/Ctrl-O unfold · Esc cancel · @ then Tab complete a path · Ctrl-C twice quit";
+pub const KEYS_HELP: &str = "Enter send · Alt-Enter or \\ then Enter new line · Up/Down history · PgUp/PgDn scroll · Tab select a tool call or thinking, Enter/Ctrl-O unfold · Esc cancel · @ then Tab complete a path · Ctrl-C twice or Ctrl-D on an empty input quit";
 
 /// Wait for the turn's task; only called while busy.
 async fn wait(slot: &mut Slot) -> Result<Finished, tokio::task::JoinError> {

@@ -5,7 +5,7 @@
 //! | key | action |
 //! |---|---|
 //! | Enter | send the question (or run the command); on an empty input with a selected entry: fold/unfold it |
-//! | Alt-Enter, Shift-Enter, Ctrl-J | new line in the input |
+//! | Alt-Enter, Shift-Enter, Ctrl-J; Enter after a `\` | new line in the input (the `\` goes) |
 //! | Up / Down on the first / last input row | previous / next question from the history |
 //! | PageUp / PageDown, mouse wheel | scroll the transcript |
 //! | Ctrl-Home / Ctrl-End | top / bottom of the transcript |
@@ -15,7 +15,7 @@
 //! | Escape | cancel the running turn; else close the popup / drop the selection |
 //! | `/` on an empty input | open the command picker (Up/Down choose, Enter/Tab take, Escape closes) |
 //! | a / s / r | answer a permission prompt: allow once, allow for the session, reject |
-//! | Ctrl-C twice | quit |
+//! | Ctrl-C twice; Ctrl-D on an empty input | quit |
 //! | Ctrl-L | redraw the whole screen |
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
@@ -45,6 +45,8 @@ pub struct Context {
     /// The word under the cursor starts with `@`.
     pub at_mention: bool,
     pub has_selection: bool,
+    /// The character before the cursor is `\`: Enter continues the input.
+    pub after_backslash: bool,
 }
 
 /// Everything a key can ask for.
@@ -52,6 +54,10 @@ pub struct Context {
 pub enum Action {
     Submit,
     Newline,
+    /// Enter after a `\`: the backslash gives way to a line break.
+    ContinueLine,
+    /// Ctrl-D on an empty input.
+    Quit,
     /// Give the key to the input box.
     Edit(KeyEvent),
     /// `/` typed into an empty input: the key goes in and the picker opens.
@@ -127,7 +133,9 @@ fn normal(key: KeyEvent, ctx: &Context, ctrl: bool, alt: bool, shift: bool) -> A
     match key.code {
         KeyCode::Enter if alt || shift => Action::Newline,
         KeyCode::Char('j') if ctrl => Action::Newline,
+        KeyCode::Char('d') if ctrl && ctx.input_empty => Action::Quit,
         KeyCode::Enter if ctx.input_empty && ctx.has_selection => Action::Toggle,
+        KeyCode::Enter if ctx.after_backslash => Action::ContinueLine,
         KeyCode::Enter => Action::Submit,
         KeyCode::Esc => Action::Cancel,
         KeyCode::Up if ctx.first_row && !ctrl && !alt => Action::HistoryPrev,
@@ -162,7 +170,24 @@ mod tests {
             last_row: true,
             at_mention: false,
             has_selection: false,
+            after_backslash: false,
         }
+    }
+
+    #[test]
+    fn ctrl_d_quits_on_an_empty_input_and_enter_after_a_backslash_continues() {
+        assert_eq!(key(ctrl('d'), &ctx(Mode::Normal)), Action::Quit);
+        let typed = Context {
+            input_empty: false,
+            ..ctx(Mode::Normal)
+        };
+        assert!(matches!(key(ctrl('d'), &typed), Action::Edit(_)));
+        assert_eq!(key(k(KeyCode::Enter), &typed), Action::Submit);
+        let continued = Context {
+            after_backslash: true,
+            ..typed
+        };
+        assert_eq!(key(k(KeyCode::Enter), &continued), Action::ContinueLine);
     }
 
     fn k(code: KeyCode) -> KeyEvent {

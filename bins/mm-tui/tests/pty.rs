@@ -785,3 +785,40 @@ fn a_continued_session_keeps_its_token_counts_and_new_starts_them_again() {
     let (status, _) = win.quit();
     assert!(status.success());
 }
+
+#[test]
+fn a_backslash_continues_the_question_and_ctrl_d_on_an_empty_input_quits() {
+    let w = World::new(vec![Reply::text("Two lines it is.")]);
+    let mut win = w.spawn();
+    win.wait_for("in 0 · out 0");
+    win.send("first line\\");
+    win.send("\r");
+    win.send("second line");
+    let typing = win.wait_for("second line");
+    assert!(
+        !typing.contains("first line\\"),
+        "the backslash goes: {typing}"
+    );
+    win.send("\r");
+    win.wait_for_idle("Two lines it is.");
+    let question = w.chats()[0]["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+    assert_eq!(question, "first line\nsecond line");
+    // Ctrl-D with something typed is the input's; on an empty input, quit.
+    win.send("x\x04");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(win.child.try_wait().unwrap().is_none(), "still open");
+    win.send("\x7f\x04");
+    let deadline = Instant::now() + BOUND;
+    let status = loop {
+        if let Some(status) = win.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Ctrl-D did not quit:\n{}",
+            win.screen()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+}
