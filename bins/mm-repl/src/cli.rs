@@ -1,7 +1,7 @@
 //! The flags of `mm-repl`.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mm_config::{SessionFlags, SettingsFlags};
+use mm_config::{DemoFlag, SessionFlags, SettingsFlags};
 
 /// How one-shot mode prints the turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -40,9 +40,8 @@ pub struct Cli {
     #[command(flatten)]
     pub session: SessionFlags,
 
-    /// Talk to a scripted mock model in-process (no model server needed).
-    #[arg(long)]
-    pub demo: bool,
+    #[command(flatten)]
+    pub demo: DemoFlag,
 
     #[command(subcommand)]
     pub command: Option<Command>,

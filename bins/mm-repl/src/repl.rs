@@ -22,10 +22,6 @@ use crate::term::{TermOptions, TermSink};
 /// The prompt.
 pub const PROMPT: &str = "mm> ";
 
-/// Said under the banner of `--demo`.
-pub const DEMO_NOTICE: &str =
-    "This is a scripted demo: the answers come from mm's mock model, not from a real model.";
-
 type Ed = Editor<MmHelper, FileHistory>;
 
 /// One REPL session.
@@ -33,7 +29,6 @@ pub struct Repl {
     agent: Agent,
     sink: Arc<TermSink>,
     controls: Arc<Controls>,
-    demo: bool,
     history: PathBuf,
 }
 
@@ -44,7 +39,7 @@ enum Next {
 }
 
 impl Repl {
-    pub fn new(agent: Agent, demo: bool, show_thinking: bool) -> Repl {
+    pub fn new(agent: Agent, show_thinking: bool) -> Repl {
         let controls = Arc::new(Controls::default());
         let sink = Arc::new(TermSink::new(
             Layout::Interactive,
@@ -55,7 +50,6 @@ impl Repl {
             agent,
             sink,
             controls,
-            demo,
             history: mm_config::data_dir().join("repl_history"),
         }
     }
@@ -154,9 +148,6 @@ impl Repl {
         let s = &self.sink;
         s.styled(Style::Bold, &format!("mm {}", mm_agent::version()));
         s.say("");
-        if self.demo {
-            s.notice(DEMO_NOTICE);
-        }
         let mut lines = agent.banner().into_iter();
         // The banner's lines, with the warnings after the skills line.
         for line in lines.by_ref().take(4) {

@@ -63,24 +63,20 @@ pub async fn run(cli: Cli) -> u8 {
 async fn start(cli: Cli) -> Result<u8, StartError> {
     let cwd = cli.session.working_dir().map_err(StartError::WorkingDir)?;
 
-    let demo = if cli.demo {
-        let options = mm_mock::Options {
-            port: 0,
-            repeat: true,
-            ..Default::default()
-        };
-        let server = mm_mock::MockServer::start_with(mm_mock::demo_script(), options)
+    // The demo's model server and its folder live until the end of `start`.
+    let demo = if cli.demo.demo {
+        let server = mm_mock::start_demo()
             .await
             .map_err(|e| StartError::Front(format!("cannot start the demo model: {e}")))?;
-        Some(server)
+        let demo = mm_agent::start::Demo::new(&server.url())?;
+        Some((server, demo))
     } else {
         None
     };
 
     let mut flags = cli.settings.overrides();
-    if let Some(server) = &demo {
-        flags.model = Some("openai-compatible/demo".to_owned());
-        flags.base_url = Some(format!("{}/v1", server.url()));
+    if let Some((_, demo)) = &demo {
+        demo.overrides(&mut flags);
     }
     let sources = Sources::from_process(cwd.clone(), cli.settings.config.clone(), flags);
     let loaded = mm_config::load(&sources)?;
@@ -88,11 +84,7 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
         print!("{}", mm_agent::start::config_text(&loaded));
         return Ok(0);
     }
-    let mut config = loaded.config;
-    if demo.is_some() {
-        // A scripted conversation is not worth keeping next to real ones.
-        config.sessions.enabled = false;
-    }
+    let config = loaded.config;
     tracing::info!(model = %config.model, cwd = %cwd.display(), "starting");
 
     let one_shot = cli.prompt.is_some() || !std::io::stdin().is_terminal();
@@ -107,20 +99,24 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
     };
 
     let show_thinking = config.show_thinking;
-    let (mut agent, resumed) = mm_agent::start::agent(
-        config,
-        &cwd,
-        PermissionSource::Terminal,
-        cli.session.resume(),
-    )?;
+    let (mut agent, resumed) = match &demo {
+        Some((_, demo)) => demo.agent(
+            config,
+            &cwd,
+            PermissionSource::Terminal,
+            cli.session.resume(),
+        )?,
+        None => mm_agent::start::agent(
+            config,
+            &cwd,
+            PermissionSource::Terminal,
+            cli.session.resume(),
+        )?,
+    };
 
     Ok(match question {
         Some(q) => oneshot::run(&mut agent, &q, cli.output_format, show_thinking).await,
-        None => {
-            repl::Repl::new(agent, demo.is_some(), show_thinking)
-                .run(resumed)
-                .await
-        }
+        None => repl::Repl::new(agent, show_thinking).run(resumed).await,
     })
 }
 

@@ -279,6 +279,10 @@ fn the_demo_says_it_is_scripted_and_runs_the_loop() {
     assert!(stderr.contains("🛠️  bash: ls"), "{stderr}");
     assert!(stdout.contains("This was a demo"), "{stdout}");
     assert!(
+        stderr.starts_with(mm_agent::start::DEMO_NOTICE),
+        "the demo says so first: {stderr}"
+    );
+    assert!(
         w.chats().is_empty(),
         "the demo talks to its own in-process model"
     );

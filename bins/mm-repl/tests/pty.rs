@@ -453,16 +453,28 @@ fn help_and_unknown_commands_and_ctrl_d() {
 }
 
 #[test]
-fn the_demo_says_so_on_screen() {
+fn the_demo_says_so_on_screen_and_keeps_its_sessions_apart() {
     let w = World::new(vec![], "");
     let mut s = w.pty(&["--demo"], &[("NO_COLOR", "1")]);
     let banner = expect(&mut s, PROMPT);
-    assert!(banner.contains("This is a scripted demo"), "{banner}");
+    assert!(
+        banner.contains("This is the demo: a scripted model"),
+        "{banner}"
+    );
     type_line(&mut s, "what is here?");
     expect(&mut s, "🛠️  bash: ls");
     expect(&mut s, "This was a demo");
     expect(&mut s, PROMPT);
+    // Its sessions are listed, not blamed on a setting the user never set.
+    type_line(&mut s, "/sessions");
+    let listed = expect(&mut s, PROMPT);
+    assert!(listed.contains("what is here?"), "{listed}");
+    assert!(!listed.contains("sessions.enabled"), "{listed}");
     quit(s);
+    assert!(
+        !w.root.path().join("data/mm/sessions").exists() || session_ids(&w).is_empty(),
+        "nothing of the demo among the real sessions"
+    );
 }
 
 #[test]

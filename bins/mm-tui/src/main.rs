@@ -28,15 +28,17 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async move {
-        let agent = match cli::prepare(&cli) {
-            // The window shows the whole resumed history: no line needed.
-            Ok(Some((agent, _resumed))) => agent,
+        let prepared = match cli::prepare(&cli).await {
+            Ok(Some(prepared)) => prepared,
             Ok(None) => return ExitCode::SUCCESS,
             Err(e) => {
                 tracing::error!("{e}");
                 return cli::fail(e);
             }
         };
+        // The window shows the whole resumed history: no line needed. The
+        // demo's model and folder stay until the window closes.
+        let cli::Prepared { agent, demo, .. } = prepared;
         tracing::info!(model = %agent.model(), cwd = %agent.cwd().display(), "starting");
         terminal::install_panic_hook(stop_tools);
         let mut term = match terminal::enter() {
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
             .await;
         terminal::leave();
         stop_tools();
+        drop(demo);
         let signal = caught.load(Ordering::SeqCst);
         match result {
             // Killed by a signal: exit as a shell reports it, like mm-repl.

@@ -822,3 +822,25 @@ fn a_backslash_continues_the_question_and_ctrl_d_on_an_empty_input_quits() {
     };
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn the_demo_says_so_in_the_window_and_keeps_its_sessions_apart() {
+    let w = World::new(vec![]);
+    let mut win = w.spawn_with(&["--demo"]);
+    let first = win.wait_for("This is the demo: a scripted model answers");
+    assert!(first.contains("openai-compatible/demo"), "{first}");
+    win.type_line("what is here?");
+    win.wait_for("[a] allow once");
+    win.send("a");
+    win.wait_for_idle("This was a demo");
+    win.type_line("/sessions");
+    let listed = win.wait_for_idle("what is here?");
+    assert!(!listed.contains("sessions.enabled"), "{listed}");
+    let (status, _) = win.quit();
+    assert!(status.success());
+    assert!(w.chats().is_empty(), "the demo has its own model");
+    assert!(
+        !w.root.path().join("data/mm/sessions").exists(),
+        "nothing of the demo among the real sessions"
+    );
+}

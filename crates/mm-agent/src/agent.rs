@@ -331,9 +331,17 @@ impl Agent {
         &self.warnings
     }
 
+    /// Put `text` first among the start-up warnings, those a script sees
+    /// too (the demo's notice).
+    pub(crate) fn warn_first(&mut self, text: &str) {
+        self.warnings.insert(0, text.to_owned());
+        self.file_warnings.insert(0, text.to_owned());
+    }
+
     /// The start-up warnings about files the user or the project wrote
-    /// (command files not loaded, instructions cut): the ones a script
-    /// needs to see too, where the language-server lines would be noise.
+    /// (command files not loaded, instructions cut), and the demo's notice:
+    /// the ones a script needs to see too, where the language-server lines
+    /// would be noise.
     pub fn file_warnings(&self) -> &[String] {
         &self.file_warnings
     }

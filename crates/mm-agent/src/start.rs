@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mm_config::{Config, ConfigError, KeyInForce, Loaded, Resolved, WindowInForce};
+use mm_config::{Config, ConfigError, KeyInForce, Loaded, Overrides, Resolved, WindowInForce};
 
 use crate::{Agent, AgentError, PermissionSource, commands};
 
@@ -58,6 +58,57 @@ pub fn agent(
         None => None,
     };
     Ok((agent, resumed))
+}
+
+/// What every front end says first in `--demo`.
+pub const DEMO_NOTICE: &str = "This is the demo: a scripted model answers, not a real one. \
+     Its sessions are kept in a temporary folder that goes when you quit.";
+
+/// `--demo`: a scripted model (the front end serves it) stands in for the
+/// user's, and the sessions go to a temporary folder. Why a folder and not
+/// sessions turned off: `/sessions` and `/resume` work as they would, and
+/// nothing of the demo mixes with real sessions. Keep it alive until exit:
+/// dropping it removes the folder.
+#[derive(Debug)]
+pub struct Demo {
+    url: String,
+    sessions: tempfile::TempDir,
+}
+
+impl Demo {
+    /// The demo of the scripted model served at `server_url`.
+    pub fn new(server_url: &str) -> Result<Demo, StartError> {
+        let sessions = tempfile::Builder::new()
+            .prefix("mm-demo-")
+            .tempdir()
+            .map_err(|e| StartError::Front(format!("cannot make the demo's folder: {e}")))?;
+        Ok(Demo {
+            url: server_url.trim_end_matches('/').to_owned(),
+            sessions,
+        })
+    }
+
+    /// Point the flags at the demo's model.
+    pub fn overrides(&self, overrides: &mut Overrides) {
+        overrides.model = Some("openai-compatible/demo".to_owned());
+        overrides.base_url = Some(format!("{}/v1", self.url));
+    }
+
+    /// [`agent`] for the demo: sessions in the demo's folder, and
+    /// [`DEMO_NOTICE`] first among the start-up warnings.
+    pub fn agent(
+        &self,
+        mut config: Config,
+        cwd: &Path,
+        source: PermissionSource,
+        resume: Option<Option<&str>>,
+    ) -> Result<(Agent, Option<String>), StartError> {
+        config.sessions.enabled = true;
+        config.sessions.dir = self.sessions.path().to_path_buf();
+        let (mut agent, resumed) = agent(config, cwd, source, resume)?;
+        agent.warn_first(DEMO_NOTICE);
+        Ok((agent, resumed))
+    }
 }
 
 /// What `--print-config` prints: every setting and where it came from,

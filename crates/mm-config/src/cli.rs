@@ -47,6 +47,15 @@ impl SettingsFlags {
     }
 }
 
+/// `--demo`, for the terminal front ends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Args)]
+pub struct DemoFlag {
+    /// Talk to a scripted model in-process (no model server needed); its
+    /// sessions go to a temporary folder.
+    #[arg(long)]
+    pub demo: bool,
+}
+
 /// The process's working directory, or why it has none.
 pub fn current_dir() -> Result<PathBuf, String> {
     std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))

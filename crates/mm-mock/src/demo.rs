@@ -1,7 +1,20 @@
-//! The conversation `mm-repl --demo` plays: the model reasons, lists the
-//! folder with `bash`, then sums up. Works in every wire format.
+//! The conversation `--demo` plays (`mm-repl`, `mm-tui`): the model
+//! reasons, lists the folder with `bash`, then sums up. Works in every wire
+//! format.
 
 use crate::script::{Reply, Step};
+use crate::server::{MockServer, Options};
+
+/// The demo's model: [`demo_script`] on a free port of 127.0.0.1, played
+/// again from the start whenever it runs out.
+pub async fn start_demo() -> std::io::Result<MockServer> {
+    let options = Options {
+        port: 0,
+        repeat: true,
+        ..Options::default()
+    };
+    MockServer::start_with(demo_script(), options).await
+}
 
 /// A short scripted conversation: a `bash` call (`ls`) with reasoning, then
 /// a text answer with reasoning.

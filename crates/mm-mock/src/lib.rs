@@ -19,7 +19,7 @@ mod render;
 pub mod script;
 mod server;
 
-pub use demo::demo_script;
+pub use demo::{demo_script, start_demo};
 pub use offline::render_body;
 pub use script::*;
 pub use server::{MockServer, Options, Route, mock_tokens};
