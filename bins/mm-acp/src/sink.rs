@@ -316,7 +316,11 @@ impl Sink for AcpSink {
             // Spinner texts and the recap are for terminals; the prompt's
             // answer carries the stop reason.
             // The editor shows what it attached itself.
-            Event::Status { .. } | Event::TurnEnd { .. } | Event::Attached { .. } => {}
+            // A command's output goes to the editor whole, with its end.
+            Event::Status { .. }
+            | Event::TurnEnd { .. }
+            | Event::Attached { .. }
+            | Event::ToolOutput { .. } => {}
         }
     }
 

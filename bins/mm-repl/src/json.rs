@@ -114,6 +114,11 @@ pub fn outcome_fields(outcome: &TurnOutcome) -> (&'static str, Option<&str>) {
 
 impl Sink for JsonSink {
     fn event(&self, event: Event) {
+        // A running command's output as it comes: `tool_end` carries it
+        // whole, and a command printing gigabytes must not print them twice.
+        if let Event::ToolOutput { .. } = event {
+            return;
+        }
         if let Event::TurnEnd {
             outcome,
             counters,

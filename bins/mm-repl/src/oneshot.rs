@@ -37,12 +37,7 @@ pub fn exit_code(outcome: &TurnOutcome) -> u8 {
 /// Ask `question`, print the turn, return the exit code. A question that
 /// names a command run in one-shot mode runs that command instead (a
 /// custom command writes the question); other commands are sent as text.
-pub async fn run(
-    agent: &mut Agent,
-    question: &str,
-    format: OutputFormat,
-    show_thinking: bool,
-) -> u8 {
+pub async fn run(agent: &mut Agent, question: &str, format: OutputFormat) -> u8 {
     let commands = agent.commands().clone();
     let mut asked = question.to_string();
     if let Parsed::Command { command, argument } = commands.parse(question, Front::Repl)
@@ -54,11 +49,11 @@ pub async fn run(
             Some(Outcome::Ask(question)) => asked = question,
             _ => match run_command(agent, command, argument, format).await {
                 Ok(code) => return code,
-                Err(question) => return ask(agent, &question, format, show_thinking, false).await,
+                Err(question) => return ask(agent, &question, format, false).await,
             },
         }
     }
-    ask(agent, &asked, format, show_thinking, true).await
+    ask(agent, &asked, format, true).await
 }
 
 /// What a run says before anything else: with JSON, the `session` line
@@ -90,6 +85,7 @@ async fn run_command(
             Layout::OneShot,
             TermOptions {
                 show_thinking: false,
+                ..TermOptions::of(agent.config())
             },
             controls,
         )),
@@ -138,13 +134,7 @@ async fn run_command(
 
 /// Ask `question` as one turn; `announce` says the preamble first (not yet
 /// said by a command that asked this question).
-async fn ask(
-    agent: &mut Agent,
-    question: &str,
-    format: OutputFormat,
-    show_thinking: bool,
-    announce: bool,
-) -> u8 {
+async fn ask(agent: &mut Agent, question: &str, format: OutputFormat, announce: bool) -> u8 {
     let controls = Arc::new(Controls::default());
     let cancel = CancellationToken::new();
     // With a terminal on stdin, Escape/Ctrl-C and a/s/r work as in the
@@ -162,7 +152,7 @@ async fn ask(
         OutputFormat::Text => {
             let term = Arc::new(TermSink::new(
                 Layout::OneShot,
-                TermOptions { show_thinking },
+                TermOptions::of(agent.config()),
                 controls.clone(),
             ));
             (Some(term.clone()), term)

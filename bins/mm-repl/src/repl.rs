@@ -39,11 +39,11 @@ enum Next {
 }
 
 impl Repl {
-    pub fn new(agent: Agent, show_thinking: bool) -> Repl {
+    pub fn new(agent: Agent) -> Repl {
         let controls = Arc::new(Controls::default());
         let sink = Arc::new(TermSink::new(
             Layout::Interactive,
-            TermOptions { show_thinking },
+            TermOptions::of(agent.config()),
             controls.clone(),
         ));
         Repl {

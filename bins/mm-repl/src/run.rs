@@ -98,7 +98,6 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
         None
     };
 
-    let show_thinking = config.show_thinking;
     let (mut agent, resumed) = match &demo {
         Some((_, demo)) => demo.agent(
             config,
@@ -115,8 +114,8 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
     };
 
     Ok(match question {
-        Some(q) => oneshot::run(&mut agent, &q, cli.output_format, show_thinking).await,
-        None => repl::Repl::new(agent, show_thinking).run(resumed).await,
+        Some(q) => oneshot::run(&mut agent, &q, cli.output_format).await,
+        None => repl::Repl::new(agent).run(resumed).await,
     })
 }
 

@@ -86,6 +86,9 @@ struct Spin {
     /// Ticks since the status was set: the frame and the seconds shown.
     tick: u64,
     shown: bool,
+    /// Shown after the seconds (`· 195 more lines`); changing it keeps
+    /// the count.
+    detail: String,
 }
 
 /// The two streams and what is on them.
@@ -163,6 +166,7 @@ impl Screen {
             if spin.status != status {
                 spin.status = status.to_owned();
                 spin.tick = 0;
+                spin.detail.clear();
             }
         } else {
             self.ensure_line_start(Target::Info);
@@ -170,6 +174,7 @@ impl Screen {
                 status: status.to_owned(),
                 tick: 0,
                 shown: false,
+                detail: String::new(),
             });
         }
         self.draw_spinner();
@@ -182,6 +187,30 @@ impl Screen {
             spin.tick += 1;
             self.draw_spinner();
         }
+    }
+
+    /// Set what the spinner shows after its seconds; its count goes on.
+    pub fn set_detail(&mut self, detail: &str) {
+        if let Some(spin) = &mut self.spin
+            && spin.detail != detail
+        {
+            spin.detail = detail.to_owned();
+            self.draw_spinner();
+        }
+    }
+
+    /// Write whole lines (`text` ends with a line break) in `style` above
+    /// the spinner, which stays and keeps its count: a running command's
+    /// output as it comes.
+    pub fn write_above_spinner(&mut self, target: Target, style: Style, text: &str) {
+        let spin = self.spin.take();
+        if spin.as_ref().is_some_and(|s| s.shown) {
+            let i = self.layout.index(Target::Info);
+            self.raw_write(i, "\r\x1b[K");
+        }
+        self.write_styled(target, style, text);
+        self.spin = spin;
+        self.draw_spinner();
     }
 
     /// Whether a spinner is running.
@@ -204,7 +233,11 @@ impl Screen {
         let Some(spin) = &mut self.spin else {
             return;
         };
-        let text = mm_ui::spinner::frame(&spin.status, spin.tick);
+        let mut text = mm_ui::spinner::frame(&spin.status, spin.tick);
+        if !spin.detail.is_empty() {
+            text.push_str(" · ");
+            text.push_str(&spin.detail);
+        }
         spin.shown = true;
         let painted = style::paint(self.outputs[i].color, Style::Dim, &text);
         let line = format!("\r{painted}\x1b[K");

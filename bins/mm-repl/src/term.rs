@@ -32,6 +32,19 @@ const INDENT: &str = "   ";
 pub struct TermOptions {
     /// `showThinking`.
     pub show_thinking: bool,
+    /// `previewLines`: how many lines of a running command are shown as
+    /// they come.
+    pub preview_lines: usize,
+}
+
+impl TermOptions {
+    /// The options the settings give.
+    pub fn of(config: &mm_agent::config::Config) -> TermOptions {
+        TermOptions {
+            show_thinking: config.show_thinking,
+            preview_lines: config.preview_lines,
+        }
+    }
 }
 
 /// The tool line shown before a call runs: the family's mark, the tool's
@@ -126,6 +139,56 @@ struct State {
     tokens: Option<String>,
     /// Calls whose diff was shown while asking, not to show it twice.
     asked: HashSet<String>,
+    /// What running commands showed of their output so far, by call id.
+    live: HashMap<String, Live>,
+}
+
+/// A running command's output as the REPL shows it: its first
+/// `previewLines` lines as they come, then a count in the spinner.
+#[derive(Default)]
+struct Live {
+    /// The line being received, up to [`LIVE_LINE_MAX`] bytes.
+    partial: String,
+    /// Lines shown so far.
+    shown: usize,
+    /// Whole lines received past those shown.
+    more: usize,
+}
+
+/// The most of one line kept while it streams: a preview line is short,
+/// a command printing megabytes without a line break costs no more.
+const LIVE_LINE_MAX: usize = 4096;
+
+impl Live {
+    /// Take `text`; the lines to show now, at most `room` in all.
+    fn take(&mut self, text: &str, room: usize) -> Vec<String> {
+        let mut shown = Vec::new();
+        let mut rest = text;
+        while let Some(at) = rest.find('\n') {
+            self.push_partial(&rest[..at]);
+            let line = std::mem::take(&mut self.partial);
+            if self.shown < room {
+                self.shown += 1;
+                shown.push(line);
+            } else {
+                self.more += 1;
+            }
+            rest = &rest[at + 1..];
+        }
+        self.push_partial(rest);
+        shown
+    }
+
+    fn push_partial(&mut self, piece: &str) {
+        let room = LIVE_LINE_MAX.saturating_sub(self.partial.len());
+        if room > 0 {
+            let mut end = piece.len().min(room);
+            while !piece.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.partial.push_str(&piece[..end]);
+        }
+    }
 }
 
 /// The terminal sink: one per front end, shared by its turns.
@@ -169,6 +232,7 @@ impl TermSink {
             tools: HashMap::new(),
             tokens: None,
             asked: HashSet::new(),
+            live: HashMap::new(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let spinner = spin
@@ -296,6 +360,23 @@ impl TermSink {
                     .unwrap_or_default();
                 st.screen.set_status(&format!("Running {tool}"));
             }
+            Event::ToolOutput { id, text } => {
+                let room = self.options.preview_lines;
+                let live = st.live.entry(id).or_default();
+                let lines = live.take(&text, room);
+                let more = live.more;
+                for line in lines {
+                    st.screen.write_above_spinner(
+                        Target::Info,
+                        Style::Dim,
+                        &format!("{INDENT}{line}\n"),
+                    );
+                }
+                if more > 0 {
+                    let detail = mm_ui::fold::more_lines(more);
+                    st.screen.set_detail(detail.trim_start_matches("… "));
+                }
+            }
             Event::ToolEnd {
                 id,
                 tool,
@@ -304,6 +385,8 @@ impl TermSink {
                 preview,
             } => {
                 end_block(st);
+                // The lines shown while it ran are the preview's first ones.
+                let shown = st.live.remove(&id).map_or(0, |l| l.shown);
                 let info = st.tools.remove(&id).unwrap_or_else(|| ToolInfo {
                     id: id.clone(),
                     tool,
@@ -315,7 +398,7 @@ impl TermSink {
                     change: None,
                 });
                 let lines = result_lines(&info, status, &output, &preview);
-                for line in lines {
+                for line in lines.into_iter().skip(shown) {
                     st.screen
                         .write_styled(Target::Info, Style::Dim, &format!("{INDENT}{line}"));
                     st.screen.write(Target::Info, "\n");
@@ -532,7 +615,10 @@ mod tests {
             layout,
             output(&out, false),
             output(&err, false),
-            TermOptions { show_thinking },
+            TermOptions {
+                show_thinking,
+                preview_lines: 5,
+            },
             controls.clone(),
         );
         (s, out, err, controls)

@@ -883,7 +883,7 @@ fn an_edit_and_a_long_output(no_color: bool) {
     expect(&mut s, PROMPT);
     type_line(&mut s, "edit and count");
     let turn = expect(&mut s, "Done.");
-    let plain = strip_ansi(&turn);
+    let plain = without_spinner(&strip_ansi(&turn));
     assert!(
         plain.contains(concat!(
             "   edited f.txt: 1 edit(s), +1 -1 lines, first change at line 10\r\n",
@@ -923,6 +923,26 @@ fn an_edit_shows_its_diff_and_a_cut_preview_says_so() {
 #[test]
 fn an_edit_shows_its_diff_and_a_cut_preview_says_so_without_color() {
     an_edit_and_a_long_output(true);
+}
+
+/// `text` without the spinner's frames (each drawn after a `\r` and
+/// overwritten by what follows) and the returns that cleared them.
+fn without_spinner(text: &str) -> String {
+    let mut out = String::new();
+    for (i, piece) in text.split('\r').enumerate() {
+        let spinner = piece
+            .chars()
+            .next()
+            .is_some_and(|c| mm_ui::spinner::FRAMES.contains(&c.to_string().as_str()));
+        if i > 0 && !spinner {
+            out.push('\r');
+        }
+        if !spinner {
+            out.push_str(piece);
+        }
+    }
+    // The carriage return that cleared the spinner's line.
+    out.replace("\n\r", "\n")
 }
 
 /// `text` without its escape sequences (colours, cursor moves).
@@ -965,4 +985,53 @@ fn backslash_enter_and_alt_enter_continue_the_question() {
     let question = |i: usize| messages(&chats[i]).last().unwrap()["content"].clone();
     assert_eq!(question(0), "first line\nsecond line");
     assert_eq!(question(1), "one\ntwo\nthree");
+}
+
+/// A long command's output shows as it comes: its first `previewLines`
+/// lines at once, then a count in the spinner; nothing twice at the end.
+fn a_long_command_streams(no_color: bool) {
+    let script = vec![
+        Reply::tool_call(
+            "c1",
+            "bash",
+            r#"{"command":"for i in 1 2 3 4 5 6 7; do echo line $i; sleep 0.4; done"}"#,
+        ),
+        Reply::text("Seven lines."),
+    ];
+    let w = World::new(script, "");
+    let env: &[(&str, &str)] = if no_color { &[("NO_COLOR", "1")] } else { &[] };
+    let mut s = w.pty(&[], env);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "count slowly");
+    let first = expect(&mut s, "line 2");
+    // Shown while it runs: the model has not had the result yet.
+    assert_eq!(w.chats().len(), 1, "line 2 came before the command ended");
+    let counted = expect(&mut s, "2 more lines");
+    assert!(counted.contains("Running bash"), "{counted:?}");
+    let turn = expect(&mut s, "Seven lines.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    let all = strip_ansi(&format!("{first}{counted}{turn}"));
+    for i in 1..=5 {
+        assert_eq!(
+            all.matches(&format!("   line {i}\r\n")).count(),
+            1,
+            "line {i} once: {all:?}"
+        );
+    }
+    assert!(!all.contains("line 6"), "{all:?}");
+    assert!(all.contains("   … 2 more lines\r\n"), "{all:?}");
+    if no_color {
+        assert!(!turn.contains("\x1b[2m"), "NO_COLOR: {turn:?}");
+    }
+}
+
+#[test]
+fn a_long_command_shows_its_output_as_it_comes() {
+    a_long_command_streams(false);
+}
+
+#[test]
+fn a_long_command_shows_its_output_as_it_comes_without_color() {
+    a_long_command_streams(true);
 }

@@ -222,7 +222,9 @@ fn rule(frame: &mut Frame, t: &Transcript, ui: &Ui, area: Rect) {
     let width = usize::from(area.width);
     let mut spans = Vec::new();
     let mut used = 0;
-    if let Some(since) = t.busy_since {
+    if let Some(busy) = t.busy_since {
+        // The seconds of what it does now: a running tool's, as its block.
+        let since = t.status_since.unwrap_or(busy);
         let frame_glyph = mm_ui::spinner::FRAMES[(ui.tick % 10) as usize];
         let secs = ui.now.saturating_duration_since(since).as_secs();
         let label = t.status.as_deref().unwrap_or("Working");

@@ -52,7 +52,7 @@ impl Shared {
                     Decision::AllowOnce | Decision::AllowAlways => ToolState::Pending,
                     Decision::Reject | Decision::Cancelled => ToolState::Failed,
                 };
-                t.set_tool_state(&p.id, state);
+                t.set_tool_state(&p.id, state, Instant::now());
                 if let Some(reply) = p.reply.take() {
                     let _ = reply.send(decision);
                 }
@@ -102,7 +102,7 @@ impl Sink for WindowSink {
         let (tx, rx) = oneshot::channel();
         let shared = self.shared.clone();
         shared.update(|t| {
-            t.set_tool_state(&info.id, ToolState::Asking);
+            t.set_tool_state(&info.id, ToolState::Asking, Instant::now());
             t.permission = Some(PendingPermission {
                 id: info.id.clone(),
                 tool: info.tool.clone(),

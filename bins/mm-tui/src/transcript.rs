@@ -29,12 +29,19 @@ pub struct ToolEntry {
     pub started: Instant,
     /// Set when it ended.
     pub elapsed: Option<Duration>,
-    /// What the model received.
+    /// What the model received; while the call runs, the tail of its
+    /// output as it comes (at most [`LIVE_KEEP`] bytes).
     pub output: String,
+    /// Lines of the running output dropped from the front of `output`.
+    pub live_dropped: usize,
     /// The diff of an edit, shown while asking and when expanded.
     pub diff: Option<String>,
     pub expanded: bool,
 }
+
+/// The most of a running command's output the window keeps: the block
+/// shows its last lines while it runs; the whole comes with its end.
+pub const LIVE_KEEP: usize = 64 * 1024;
 
 /// What an entry shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +99,9 @@ pub struct Transcript {
     next_rev: u64,
     /// `Thinking`, `Composing a tool call` … while a turn runs.
     pub status: Option<String>,
+    /// When `status` last changed: the rule's seconds count from it, so
+    /// they agree with a running tool's own.
+    pub status_since: Option<Instant>,
     /// When the running turn (or command) started; `None` when idle.
     pub busy_since: Option<Instant>,
     /// The session's tokens so far.
@@ -176,21 +186,31 @@ impl Transcript {
     pub fn start_turn(&mut self, question: &str, now: Instant) {
         self.push(EntryKind::Question(question.to_string()));
         self.busy_since = Some(now);
-        self.status = Some("Thinking".into());
+        self.set_status("Thinking", now);
     }
 
     /// A command (`/compact`) runs in the background.
     pub fn start_busy(&mut self, label: &str, now: Instant) {
         self.busy_since = Some(now);
-        self.status = Some(label.to_string());
+        self.set_status(label, now);
     }
 
     /// The background work ended without a `TurnEnd` (commands).
     pub fn end_busy(&mut self) {
         self.busy_since = None;
         self.status = None;
+        self.status_since = None;
         self.open_answer = None;
         self.open_thinking = None;
+    }
+
+    /// Say what the agent is doing; the rule's seconds start again when
+    /// that changes.
+    fn set_status(&mut self, text: &str, now: Instant) {
+        if self.status.as_deref() != Some(text) {
+            self.status = Some(text.to_owned());
+            self.status_since = Some(now);
+        }
     }
 
     pub fn is_busy(&self) -> bool {
@@ -204,9 +224,9 @@ impl Transcript {
     }
 
     /// Mark the tool call of a permission request as waiting for the user.
-    pub fn set_tool_state(&mut self, id: &str, state: ToolState) {
+    pub fn set_tool_state(&mut self, id: &str, state: ToolState, now: Instant) {
         if state == ToolState::Asking {
-            self.status = Some("Waiting for permission".into());
+            self.set_status("Waiting for permission", now);
         }
         if let Some(i) = self.tool_index(id) {
             self.edit(i, |k| {
@@ -255,13 +275,13 @@ impl Transcript {
                         self.open_answer = Some(i);
                     }
                 }
-                self.status = Some("Writing".into());
+                self.set_status("Writing", now);
             }
             Event::Reasoning { text } => {
                 if text.is_empty() {
                     return;
                 }
-                self.status = Some("Thinking".into());
+                self.set_status("Thinking", now);
                 match self.open_thinking {
                     Some(i) => self.edit(i, |k| {
                         if let EntryKind::Thinking { text: all, .. } = k {
@@ -283,10 +303,10 @@ impl Transcript {
                     self.open_answer = None;
                     self.open_thinking = None;
                 }
-                self.status = Some(text);
+                self.set_status(&text, now);
             }
             Event::ToolStart { info } => {
-                self.status = Some(format!("Running {}", info.tool));
+                self.set_status(&format!("Running {}", info.tool), now);
                 self.push(EntryKind::Tool(ToolEntry {
                     id: info.id,
                     tool: info.tool,
@@ -295,6 +315,7 @@ impl Transcript {
                     started: now,
                     elapsed: None,
                     output: String::new(),
+                    live_dropped: 0,
                     diff: info
                         .change
                         .map(|c: FileChange| c.diff)
@@ -312,7 +333,7 @@ impl Transcript {
                             tool = t.tool.clone();
                         }
                     });
-                    self.status = Some(format!("Running {tool}"));
+                    self.set_status(&format!("Running {tool}"), now);
                 }
             }
             Event::ToolEnd {
@@ -327,6 +348,17 @@ impl Transcript {
                             };
                             t.elapsed = Some(now.saturating_duration_since(t.started));
                             t.output = output;
+                            t.live_dropped = 0;
+                        }
+                    });
+                }
+            }
+            Event::ToolOutput { id, text } => {
+                if let Some(i) = self.tool_index(&id) {
+                    self.edit(i, |k| {
+                        if let EntryKind::Tool(t) = k {
+                            t.output.push_str(&text);
+                            keep_tail(t);
                         }
                     });
                 }
@@ -363,6 +395,21 @@ impl Transcript {
             }
         }
     }
+}
+
+/// Drop the front of a running call's output past [`LIVE_KEEP`], at a
+/// line break, counting the lines dropped.
+fn keep_tail(t: &mut ToolEntry) {
+    if t.output.len() <= LIVE_KEEP {
+        return;
+    }
+    let mut cut = t.output.len() - LIVE_KEEP / 2;
+    while !t.output.is_char_boundary(cut) {
+        cut += 1;
+    }
+    let cut = t.output[cut..].find('\n').map_or(cut, |at| cut + at + 1);
+    t.live_dropped += t.output[..cut].matches('\n').count();
+    t.output.drain(..cut);
 }
 
 /// The counters line after a turn (docs/design.md#notices).

@@ -378,6 +378,9 @@ pub fn entry_rows(
     rows
 }
 
+/// Rows of a running command's output shown under its folded block.
+const LIVE_ROWS: usize = 5;
+
 /// The colour of one line of a unified diff.
 fn diff_style(line: &str) -> Style {
     if line.starts_with("+++") || line.starts_with("---") || line.starts_with("diff ") {
@@ -413,7 +416,7 @@ fn tool_rows(tool: &ToolEntry, look: &Look, width: usize, rows: &mut Vec<Line<'s
         Some(diff) if tool.output.is_empty() => diff.as_str(),
         _ => tool.output.as_str(),
     };
-    let lines = body.lines().count();
+    let lines = tool.live_dropped + body.lines().count();
     let fold = if lines == 0 {
         String::new()
     } else if tool.expanded {
@@ -454,6 +457,8 @@ fn tool_rows(tool: &ToolEntry, look: &Look, width: usize, rows: &mut Vec<Line<'s
     };
     let tail_width = 2 + wrap::width(&status) + wrap::width(&fold);
     let room = width.saturating_sub(wrap::width(&head) + tail_width);
+    // Cut here, the whole command line is shown when the block is open.
+    let more = more || wrap::width(&title) > room;
     let title = wrap::truncate(&title, room);
     rows.push(Line::from(vec![
         Span::styled(
@@ -467,6 +472,18 @@ fn tool_rows(tool: &ToolEntry, look: &Look, width: usize, rows: &mut Vec<Line<'s
         Span::styled(status, style),
         Span::styled(fold, dim()),
     ]));
+    if !tool.expanded && tool.state == ToolState::Running {
+        // Folded and running: its last lines, as they come.
+        let text = wrap::sanitize(body);
+        let text = text.strip_suffix('\n').unwrap_or(&text);
+        let last: Vec<&str> = text.rsplit('\n').take(LIVE_ROWS).collect();
+        for line in last.into_iter().rev().filter(|_| !text.is_empty()) {
+            rows.push(Line::from(vec![
+                Span::raw("    "),
+                Span::styled(wrap::truncate(line, width.saturating_sub(4)), dim()),
+            ]));
+        }
+    }
     if tool.expanded {
         let out_style = dim();
         if more {
@@ -582,6 +599,7 @@ mod tests {
             started: now,
             elapsed: Some(Duration::from_millis(2300)),
             output: "ok\nall good\n".into(),
+            live_dropped: 0,
             diff: None,
             expanded: false,
         };

@@ -844,3 +844,47 @@ fn the_demo_says_so_in_the_window_and_keeps_its_sessions_apart() {
         "nothing of the demo among the real sessions"
     );
 }
+
+#[test]
+fn a_long_command_shows_its_output_as_it_comes_and_the_timers_agree() {
+    let w = World::new(vec![
+        bash(
+            "c1",
+            "for i in 1 2 3 4 5 6; do echo step $i; sleep 0.5; done",
+        ),
+        Reply::text("Six steps."),
+    ]);
+    let mut win = w.spawn();
+    win.wait_for("in 0 · out 0");
+    win.type_line("step slowly");
+    win.wait_for("[a] allow once");
+    win.send("a");
+    let running = win.wait_for("    step 2");
+    assert_eq!(w.chats().len(), 1, "shown before the command ended");
+    assert!(running.contains("‣ bash  for i in"), "{running}");
+    // One frame: the block's seconds and the rule's are the same.
+    let mut agreed = false;
+    for _ in 0..150 {
+        let s = win.screen();
+        let block = s.lines().find(|l| l.contains("‣ bash")).and_then(|l| {
+            let (head, _) = l.split_once("s  ▸")?;
+            Some(head.rsplit(' ').next()?.to_string())
+        });
+        let rule = s
+            .split_once("Running bash (")
+            .and_then(|(_, r)| r.split_once("s)").map(|(n, _)| n.to_string()));
+        // Past the first second, so that an offset would show.
+        if let (Some(b), Some(r)) = (block, rule)
+            && b != "0"
+        {
+            assert_eq!(b.trim(), r.trim(), "{s}");
+            agreed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(agreed, "no frame with both timers:\n{}", win.screen());
+    win.wait_for_idle("Six steps.");
+    let (status, _) = win.quit();
+    assert!(status.success());
+}

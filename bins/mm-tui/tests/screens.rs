@@ -150,6 +150,76 @@ fn tool_running() {
     insta::assert_snapshot!(s);
 }
 
+/// A running command shows its last lines under its folded block as they
+/// come; the rule's seconds are the command's.
+#[test]
+fn tool_running_shows_its_output_as_it_comes() {
+    let t0 = Instant::now();
+    let mut t = Transcript::new();
+    t.start_turn("Build it", t0);
+    t.apply(
+        Event::ToolStart {
+            info: bash("c1", "make all"),
+        },
+        t0 + Duration::from_secs(2),
+    );
+    t.apply(
+        Event::ToolRunning { id: "c1".into() },
+        t0 + Duration::from_secs(2),
+    );
+    for i in 1..=8 {
+        t.apply(
+            Event::ToolOutput {
+                id: "c1".into(),
+                text: format!("step {i}\n"),
+            },
+            t0 + Duration::from_secs(3),
+        );
+    }
+    let mut ui = ui();
+    ui.now = t0 + Duration::from_secs(6);
+    let s = screen(&t, &mut ui);
+    assert!(s.contains("‣ bash  make all  ⠋ 4s  ▸ 8 lines"), "{s}");
+    assert!(s.contains("Running bash (4s)"), "the timers agree: {s}");
+    assert!(s.contains("    step 8"), "{s}");
+    assert!(s.contains("    step 4"), "{s}");
+    assert!(!s.contains("step 3"), "the last five lines: {s}");
+    insta::assert_snapshot!(s);
+    // Ended, it folds as any other; the model's text replaces the live one.
+    t.apply(end("c1", "step 1\nstep 2\n"), ui.now);
+    let s = screen(&t, &mut ui);
+    assert!(s.contains("▸ 2 lines"), "{s}");
+    assert!(!s.contains("step 8"), "{s}");
+}
+
+/// A command too long for its block's line is shown whole when the block
+/// is open.
+#[test]
+fn an_open_block_shows_the_whole_command_line() {
+    let t0 = Instant::now();
+    let mut t = Transcript::new();
+    t.start_turn("Test it", t0);
+    let long =
+        "cargo test --workspace --all-features -- --test-threads=1 --nocapture the_long_filter";
+    t.apply(
+        Event::ToolStart {
+            info: bash("c1", long),
+        },
+        t0,
+    );
+    t.apply(Event::ToolRunning { id: "c1".into() }, t0);
+    t.apply(end("c1", "ok\n"), t0 + Duration::from_millis(100));
+    let mut ui = ui();
+    ui.select(&t, true);
+    let i = ui.selected.unwrap();
+    assert!(t.toggle(i));
+    let s = screen(&t, &mut ui);
+    assert!(s.contains("…"), "cut on the block's line: {s}");
+    assert!(s.contains("    $ cargo test --workspace"), "{s}");
+    assert!(s.contains("the_long_filter"), "the whole line: {s}");
+    insta::assert_snapshot!(s);
+}
+
 fn tool_done(t0: Instant) -> Transcript {
     let mut t = with_tool(t0);
     t.apply(
@@ -234,7 +304,7 @@ fn permission_prompt() {
         }),
     };
     t.apply(Event::ToolStart { info: info.clone() }, t0);
-    t.set_tool_state("e1", mm_tui::transcript::ToolState::Asking);
+    t.set_tool_state("e1", mm_tui::transcript::ToolState::Asking, t0);
     t.permission = Some(PendingPermission {
         id: info.id.clone(),
         tool: info.tool.clone(),
@@ -278,7 +348,7 @@ fn an_approved_edit_keeps_its_diff_in_sight() {
         }),
     };
     t.apply(Event::ToolStart { info }, t0);
-    t.set_tool_state("e1", mm_tui::transcript::ToolState::Asking);
+    t.set_tool_state("e1", mm_tui::transcript::ToolState::Asking, t0);
     t.approved("e1");
     t.apply(Event::ToolRunning { id: "e1".into() }, t0);
     t.apply(

@@ -659,6 +659,7 @@ impl Agent {
             cancel: CancellationToken::new(),
             permissions: self.permissions.clone(),
             max_output: self.output_budget(),
+            call_id: String::new(),
         };
         // The calls of the last reply, until their results come.
         let mut open: Vec<&ToolCall> = Vec::new();
@@ -962,6 +963,7 @@ impl Agent {
                 cancel: cancel.clone(),
                 permissions: self.permissions.clone(),
                 max_output: self.output_budget(),
+                call_id: String::new(),
             };
             for (i, call) in calls.iter().enumerate() {
                 if cancel.is_cancelled() {

@@ -45,6 +45,7 @@ fn main() {
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
         max_output: 30_000,
+        call_id: String::new(),
     };
     let tool = EditFile::new();
 

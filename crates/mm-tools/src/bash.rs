@@ -282,7 +282,7 @@ impl Bash {
                 status = child.wait() => break End::Exited(status),
                 _ = &mut timeout => break End::TimedOut,
                 read = read_some(&mut rx, &mut buf) => match read {
-                    Some(n) => sink.push(&buf[..n]),
+                    Some(n) => sink.push(&buf[..n], ctx),
                     None => rx = None,
                 },
             }
@@ -298,7 +298,7 @@ impl Bash {
             tokio::select! {
                 _ = tokio::time::sleep_until(drain_until) => break,
                 read = read_some(&mut rx, &mut buf) => match read {
-                    Some(n) => sink.push(&buf[..n]),
+                    Some(n) => sink.push(&buf[..n], ctx),
                     None => rx = None,
                 },
             }
@@ -380,12 +380,14 @@ async fn read_some(rx: &mut Option<pipe::Receiver>, buf: &mut [u8]) -> Option<us
     }
 }
 
-/// Bytes → lossy text → redaction → bounded collector.
+/// Bytes → lossy text → redaction → bounded collector, and the redacted
+/// text to the front end as it comes (`ToolOutput`).
 struct OutputSink {
     decoder: LossyDecoder,
     redactor: Redactor,
     collector: Collector,
     text: String,
+    live: String,
 }
 
 impl OutputSink {
@@ -395,15 +397,24 @@ impl OutputSink {
             redactor: Redactor::new(secrets),
             collector: Collector::new(max),
             text: String::new(),
+            live: String::new(),
         }
     }
 
-    fn push(&mut self, bytes: &[u8]) {
+    fn push(&mut self, bytes: &[u8], ctx: &ToolContext) {
         self.text.clear();
         self.decoder.push(bytes, &mut self.text);
-        let collector = &mut self.collector;
-        self.redactor
-            .push(&self.text, &mut |s: &str| collector.push(s));
+        let (collector, live) = (&mut self.collector, &mut self.live);
+        self.redactor.push(&self.text, &mut |s: &str| {
+            collector.push(s);
+            live.push_str(s);
+        });
+        if !self.live.is_empty() {
+            ctx.sink.event(Event::ToolOutput {
+                id: ctx.call_id.clone(),
+                text: std::mem::take(&mut self.live),
+            });
+        }
     }
 
     fn finish(mut self, suffix: &str) -> String {

@@ -97,6 +97,10 @@ pub struct ToolContext {
     /// (docs/design.md#tool-result-budget). Tools cut their own output to
     /// it with the usual truncation texts (docs/design.md#truncation).
     pub max_output: usize,
+    /// The id of the call being run, for the events it sends while it runs
+    /// ([`Event::ToolOutput`](mm_ui::Event::ToolOutput)); set by
+    /// `Toolbox::call`, empty outside a call.
+    pub call_id: String,
 }
 
 impl ToolContext {

@@ -378,6 +378,10 @@ impl Toolbox {
         ctx.sink.event(Event::ToolRunning {
             id: call_id.to_string(),
         });
+        let ctx = &ToolContext {
+            call_id: call_id.to_string(),
+            ..ctx.clone()
+        };
         let ran = AssertUnwindSafe(tool.run(&args, plan, ctx))
             .catch_unwind()
             .await;

@@ -367,6 +367,7 @@ async fn a_deleted_working_directory_is_named_and_never_re_created() {
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
         max_output: 30_000,
+        call_id: String::new(),
     };
     fs::remove_dir(&cwd).unwrap();
     let gone = format!(

@@ -133,6 +133,7 @@ impl Env {
             cancel: CancellationToken::new(),
             permissions: Arc::new(Permissions::new(mode)),
             max_output: 30_000,
+            call_id: String::new(),
         };
         Env { dir, sink, ctx }
     }

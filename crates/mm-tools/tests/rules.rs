@@ -110,6 +110,7 @@ fn world(
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::with(policy, sandbox)),
         max_output: 30_000,
+        call_id: String::new(),
     };
     World {
         _dir: dir,

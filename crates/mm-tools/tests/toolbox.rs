@@ -141,7 +141,10 @@ struct Setup {
 
 fn setup(mode: PermissionMode, answers: &[Decision], secrets: &[&str]) -> Setup {
     let dir = TempDir::new();
-    let bash = Bash::with_registry(bash_support::settings(20), ProcessRegistry::new());
+    // As the agent builds them: bash redacts the same values as the box.
+    let mut settings = bash_support::settings(20);
+    settings.secrets = secrets.iter().map(|s| s.to_string()).collect();
+    let bash = Bash::with_registry(settings, ProcessRegistry::new());
     let tools: Vec<Box<dyn Tool>> = vec![
         Box::new(bash),
         Box::new(Fixed {
@@ -167,6 +170,7 @@ fn setup(mode: PermissionMode, answers: &[Decision], secrets: &[&str]) -> Setup 
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(mode)),
         max_output: 30_000,
+        call_id: String::new(),
     };
     Setup {
         toolbox,
@@ -205,16 +209,20 @@ fn end_of(events: &[Event]) -> (ToolStatus, String, Vec<String>) {
     }
 }
 
+/// The events' kinds; a run of `output` (as the pipe was read) is one.
 fn kinds(events: &[Event]) -> Vec<&'static str> {
-    events
+    let mut kinds: Vec<&'static str> = events
         .iter()
         .map(|e| match e {
             Event::ToolStart { .. } => "start",
             Event::ToolRunning { .. } => "running",
+            Event::ToolOutput { .. } => "output",
             Event::ToolEnd { .. } => "end",
             _ => "other",
         })
-        .collect()
+        .collect();
+    kinds.dedup_by(|a, b| *a == "output" && *b == "output");
+    kinds
 }
 
 #[tokio::test]
@@ -314,7 +322,7 @@ async fn events_in_order_with_the_plans_info_and_preview() {
         .await;
     assert_eq!(out, "a\nb\nc\n");
     let events = s.sink.events();
-    assert_eq!(kinds(&events), vec!["start", "running", "end"]);
+    assert_eq!(kinds(&events), vec!["start", "running", "output", "end"]);
     match &events[0] {
         Event::ToolStart { info } => {
             assert_eq!(info.id, "call-1");
@@ -335,8 +343,8 @@ async fn events_in_order_with_the_plans_info_and_preview() {
     let (status, output, preview) = end_of(&events);
     assert_eq!(status, ToolStatus::Completed);
     assert_eq!(output, "a\nb\nc\n");
-    // previewLines = 2, bash echoes.
-    assert_eq!(preview, vec!["a", "b"]);
+    // previewLines = 2, bash echoes; the cut is said.
+    assert_eq!(preview, vec!["a", "b", "… 1 more line"]);
 
     // A tool that does not echo has no preview; locations come from the plan.
     s.sink.take_events();
@@ -383,7 +391,9 @@ async fn permission_allow_once_asks_every_time() {
     // Asked after ToolStart, before ToolRunning.
     assert_eq!(
         kinds(&s.sink.events()),
-        vec!["start", "running", "end", "start", "running", "end"]
+        vec![
+            "start", "running", "output", "end", "start", "running", "output", "end"
+        ]
     );
     // A tool that needs no permission is never asked about.
     assert_eq!(s.output("zeta", r#"{"text":"q"}"#).await, "echo:q");
@@ -506,7 +516,9 @@ async fn key_values_are_redacted_in_every_event() {
     s.output("nope", &format!(r#"not json {key}"#)).await;
     let events = format!("{:?}", s.sink.events());
     assert!(!events.contains(key), "{events}");
-    assert_eq!(events.matches("[redacted]").count(), 9, "{events}");
+    // Title, input, path, diff, new text, output and the diff's preview
+    // of the edit; the refused calls' input (three).
+    assert_eq!(events.matches("[redacted]").count(), 10, "{events}");
     let asked = format!("{:?}", s.sink.asked.lock().unwrap());
     assert!(
         !asked.contains(key) && asked.contains("[redacted]"),
@@ -626,6 +638,7 @@ async fn outputs_are_capped_at_max_output() {
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
         max_output: 200,
+        call_id: String::new(),
     };
     let text = "0123456789".repeat(50);
     let out = toolbox
@@ -700,6 +713,7 @@ async fn a_call_refused_before_its_plan_is_still_shown_as_what_it_is() {
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Ask)),
         max_output: 30_000,
+        call_id: String::new(),
     };
     let abs = |p: &str| vec![dir.path().join(p).display().to_string()];
     let cases: Vec<(&str, &str, &str, ToolKind, Vec<String>)> = vec![
@@ -809,4 +823,33 @@ async fn the_status_is_the_tools_word_never_a_guess_from_the_text() {
     // Rejections, refusals and not-run calls are failures in the outcome too.
     assert!(s.call("zeta", r#"{"text":"refuse"}"#).await.failed());
     assert!(s.call("nope", "{}").await.failed());
+}
+
+/// A running command's output goes to the front end as it comes, under
+/// the call's id, redacted like the result (a key split between two reads
+/// too); it is the start of what the model gets.
+#[tokio::test]
+async fn bash_output_streams_to_the_sink_redacted() {
+    let s = setup(PermissionMode::Allow, &[], &["sk-live-0123456789"]);
+    let out = s
+        .output(
+            "bash",
+            r#"{"command":"echo the first line of a slow command; sleep 0.3; printf 'key sk-live-01'; sleep 0.3; echo '23456789 in two reads'; sleep 0.3; echo the third line, long enough to pass the held tail"}"#,
+        )
+        .await;
+    let live: Vec<(String, String)> = s
+        .sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ToolOutput { id, text } => Some((id, text)),
+            _ => None,
+        })
+        .collect();
+    assert!(live.len() >= 2, "in pieces, as it came: {live:?}");
+    assert!(live.iter().all(|(id, _)| id == "call-1"), "{live:?}");
+    let joined: String = live.iter().map(|(_, t)| t.as_str()).collect();
+    assert!(!joined.contains("sk-live"), "{joined}");
+    assert!(joined.contains("key [redacted] in two reads"), "{joined}");
+    assert!(out.starts_with(&joined), "{joined:?} / {out:?}");
 }

@@ -268,6 +268,15 @@ pub enum Event {
         /// Lines to echo; empty for tools whose output is not echoed.
         preview: Vec<String>,
     },
+    /// A piece of a running call's output as it arrives (`bash`), already
+    /// redacted, for a front end to show progress. What the model gets is
+    /// `ToolEnd`'s `output`, unchanged by these.
+    ToolOutput {
+        /// The call's id.
+        id: String,
+        /// The new text; not cut at line ends.
+        text: String,
+    },
     /// The session's tokens so far and how full the model's window is,
     /// sent as each turn ends (before `TurnEnd`).
     Tokens {

@@ -49,6 +49,7 @@ pub fn ctx_max(cwd: &Path, max_output: usize) -> ToolContext {
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
         max_output,
+        call_id: String::new(),
     }
 }
 

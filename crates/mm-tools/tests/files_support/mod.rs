@@ -33,6 +33,7 @@ impl Env {
             cancel: CancellationToken::new(),
             permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
             max_output,
+            call_id: String::new(),
         };
         Env { dir, ctx }
     }
