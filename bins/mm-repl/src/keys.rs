@@ -1,8 +1,10 @@
 //! Keys during a turn. The terminal goes to raw mode and a blocking thread
 //! reads keys: Escape or Ctrl-C cancel the turn (its token: the stream is
 //! dropped, a running command's process group killed), `a`/`s`/`r` answer
-//! a pending permission prompt, anything else is kept as type-ahead for the
-//! next prompt. The terminal is restored when the watch ends.
+//! a pending permission prompt (`r` then a reason for the model and Enter,
+//! where the sink shows what is typed), anything else is kept as
+//! type-ahead for the next prompt. The terminal is restored when the watch
+//! ends.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,6 +16,18 @@ use mm_ui::Decision;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+/// What the sink shows of a reason being typed after `r`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Echo {
+    /// `r` was pressed: ask for the reason.
+    Start,
+    Char(char),
+    Backspace,
+}
+
+/// Shows a reason as it is typed (the key thread owns no screen).
+pub type EchoFn = Arc<dyn Fn(Echo) + Send + Sync>;
+
 /// What the key thread and the sink share.
 #[derive(Default)]
 pub struct Controls {
@@ -23,6 +37,12 @@ pub struct Controls {
     active: AtomicBool,
     pending: Mutex<Option<oneshot::Sender<Decision>>>,
     typed: Mutex<String>,
+    /// While a reason is typed after `r`: the text so far.
+    reason: Mutex<Option<String>>,
+    /// The reason given with the last rejection, until the sink takes it.
+    given: Mutex<Option<String>>,
+    /// Shows a reason as it is typed; without it `r` rejects at once.
+    echo: Mutex<Option<EchoFn>>,
 }
 
 /// What a key means during a turn.
@@ -66,6 +86,8 @@ impl Controls {
     /// first, whose waiter then sees `Cancelled`.
     pub fn ask(&self) -> oneshot::Receiver<Decision> {
         let (tx, rx) = oneshot::channel();
+        *lock(&self.reason) = None;
+        *lock(&self.given) = None;
         if let Ok(mut slot) = self.pending.lock() {
             *slot = Some(tx);
         }
@@ -100,12 +122,71 @@ impl Controls {
         self.active.store(on, Ordering::SeqCst);
     }
 
+    /// Let `r` take a reason, shown by `echo` as it is typed.
+    pub fn set_echo(&self, echo: EchoFn) {
+        *lock(&self.echo) = Some(echo);
+    }
+
+    /// The reason given with the last rejection, once.
+    pub fn take_reason(&self) -> Option<String> {
+        lock(&self.given).take()
+    }
+
+    fn echo(&self, what: Echo) {
+        let echo = lock(&self.echo).clone();
+        if let Some(echo) = echo {
+            echo(what);
+        }
+    }
+
+    /// A key while a reason is typed: Enter rejects with it (none when
+    /// empty), Escape and Ctrl-C cancel the turn.
+    fn reason_key(&self, key: &KeyEvent, cancel: &CancellationToken) {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => self.cancel(cancel),
+            KeyCode::Char('c' | 'C') if ctrl => self.cancel(cancel),
+            KeyCode::Enter => {
+                let why = lock(&self.reason).take().unwrap_or_default();
+                *lock(&self.given) = Some(why).filter(|w| !w.trim().is_empty());
+                self.answer(Decision::Reject);
+            }
+            KeyCode::Backspace => {
+                let popped = lock(&self.reason).as_mut().and_then(String::pop);
+                if popped.is_some() {
+                    self.echo(Echo::Backspace);
+                }
+            }
+            KeyCode::Char(c) if !ctrl => {
+                if let Some(why) = lock(&self.reason).as_mut() {
+                    why.push(c);
+                }
+                self.echo(Echo::Char(c));
+            }
+            _ => {}
+        }
+    }
+
+    fn cancel(&self, cancel: &CancellationToken) {
+        *lock(&self.reason) = None;
+        cancel.cancel();
+        self.answer(Decision::Cancelled);
+    }
+
     /// Apply one key.
     pub fn handle(&self, key: &KeyEvent, cancel: &CancellationToken) {
+        if key.kind == KeyEventKind::Release {
+            return;
+        }
+        if self.asking() && lock(&self.reason).is_some() {
+            self.reason_key(key, cancel);
+            return;
+        }
         match classify(key, self.asking()) {
-            KeyAction::Cancel => {
-                cancel.cancel();
-                self.answer(Decision::Cancelled);
+            KeyAction::Cancel => self.cancel(cancel),
+            KeyAction::Answer(Decision::Reject) if lock(&self.echo).is_some() => {
+                *lock(&self.reason) = Some(String::new());
+                self.echo(Echo::Start);
             }
             KeyAction::Answer(d) => {
                 self.answer(d);
@@ -123,6 +204,10 @@ impl Controls {
             KeyAction::Ignore => {}
         }
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A running key watch; dropping it stops the thread and restores the
@@ -251,6 +336,52 @@ mod tests {
         controls.handle(&key(KeyCode::Esc, KeyModifiers::NONE), &cancel);
         assert_eq!(rx.try_recv().unwrap(), Decision::Cancelled);
         assert!(cancel.is_cancelled());
+    }
+
+    #[test]
+    fn r_takes_a_reason_when_the_sink_can_show_it() {
+        let controls = Controls::default();
+        let cancel = CancellationToken::new();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let echoed = seen.clone();
+        controls.set_echo(Arc::new(move |e| echoed.lock().unwrap().push(e)));
+        let k = |c| key(KeyCode::Char(c), KeyModifiers::NONE);
+        let mut rx = controls.ask();
+        controls.handle(&k('r'), &cancel);
+        assert!(rx.try_recv().is_err(), "r waits for the reason");
+        for c in "use rgx".chars() {
+            controls.handle(&k(c), &cancel);
+        }
+        controls.handle(&key(KeyCode::Backspace, KeyModifiers::NONE), &cancel);
+        // `a` and `s` are letters of the reason now.
+        controls.handle(&k('s'), &cancel);
+        controls.handle(&key(KeyCode::Enter, KeyModifiers::NONE), &cancel);
+        assert_eq!(rx.try_recv().unwrap(), Decision::Reject);
+        assert_eq!(controls.take_reason().as_deref(), Some("use rgs"));
+        assert_eq!(controls.take_reason(), None);
+        assert_eq!(seen.lock().unwrap()[0], Echo::Start);
+        assert!(seen.lock().unwrap().contains(&Echo::Backspace));
+
+        // Enter at once: rejected, no reason; Escape cancels the turn.
+        let mut rx = controls.ask();
+        controls.handle(&k('r'), &cancel);
+        controls.handle(&key(KeyCode::Enter, KeyModifiers::NONE), &cancel);
+        assert_eq!(rx.try_recv().unwrap(), Decision::Reject);
+        assert_eq!(controls.take_reason(), None);
+        let mut rx = controls.ask();
+        controls.handle(&k('r'), &cancel);
+        controls.handle(&key(KeyCode::Esc, KeyModifiers::NONE), &cancel);
+        assert_eq!(rx.try_recv().unwrap(), Decision::Cancelled);
+        assert!(cancel.is_cancelled());
+    }
+
+    #[test]
+    fn without_an_echo_r_rejects_at_once() {
+        let controls = Controls::default();
+        let mut rx = controls.ask();
+        let k = key(KeyCode::Char('r'), KeyModifiers::NONE);
+        controls.handle(&k, &CancellationToken::new());
+        assert_eq!(rx.try_recv().unwrap(), Decision::Reject);
     }
 
     #[test]

@@ -21,6 +21,9 @@ use crate::style::Style;
 /// The question of `permissions: ask`.
 pub const PERMISSION_PROMPT: &str = "allow? [a]llow once, allow for the [s]ession, [r]eject ";
 
+/// Asked after `r`: what the model is told with the rejection.
+pub const REASON_PROMPT: &str = "why? (told to the model; Enter sends, empty for no reason) ";
+
 /// Shown instead of a preview when a command printed nothing.
 pub const NO_OUTPUT: &str = "(no output)";
 
@@ -141,6 +144,30 @@ struct State {
     asked: HashSet<String>,
     /// What running commands showed of their output so far, by call id.
     live: HashMap<String, Live>,
+    /// Reasons given with rejections, by call id, until the tools ask.
+    reasons: HashMap<String, String>,
+    /// The reason's prompt is on screen (after `r`).
+    reason_open: bool,
+}
+
+/// Shows a rejection's reason as the key thread takes it.
+fn reason_echo(state: Arc<Mutex<State>>) -> crate::keys::EchoFn {
+    use crate::keys::Echo;
+    Arc::new(move |echo| {
+        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        if echo == Echo::Start {
+            s.reason_open = true;
+        }
+        let screen = &mut s.screen;
+        match echo {
+            Echo::Start => {
+                screen.ensure_line_start(Target::Info);
+                screen.write_styled(Target::Info, Style::Yellow, REASON_PROMPT);
+            }
+            Echo::Char(c) => screen.write(Target::Info, c.encode_utf8(&mut [0; 4])),
+            Echo::Backspace => screen.write(Target::Info, "\x08 \x08"),
+        }
+    })
 }
 
 /// A running command's output as the REPL shows it: its first
@@ -233,7 +260,10 @@ impl TermSink {
             tokens: None,
             asked: HashSet::new(),
             live: HashMap::new(),
+            reasons: HashMap::new(),
+            reason_open: false,
         }));
+        controls.set_echo(reason_echo(state.clone()));
         let stop = Arc::new(AtomicBool::new(false));
         let spinner = spin
             .then(|| spawn_spinner(state.clone(), stop.clone()))
@@ -475,7 +505,17 @@ impl TermSink {
             Decision::Reject => "rejected",
             Decision::Cancelled => "cancelled",
         };
-        self.lock().screen.write(Target::Info, &format!("{word}\n"));
+        let mut s = self.lock();
+        if decision == Decision::Reject
+            && let Some(why) = self.controls.take_reason()
+        {
+            s.reasons.insert(info.id.clone(), why);
+        }
+        // The word ends the prompt's line, or follows the reason's.
+        if std::mem::take(&mut s.reason_open) {
+            s.screen.write(Target::Info, "\n");
+        }
+        s.screen.write(Target::Info, &format!("{word}\n"));
         decision
     }
 }
@@ -598,6 +638,10 @@ impl Sink for TermSink {
 
     fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
         Box::pin(self.ask(info))
+    }
+
+    fn rejection_reason(&self, id: &str) -> Option<String> {
+        self.lock().reasons.remove(id)
     }
 }
 

@@ -378,7 +378,8 @@ fn in_ask_mode_an_mcp_tool_asks_like_bash_and_slash_mcp_lists_the_server() {
         shown.contains("time/get_current_time {\"timezone\":\"Etc/UTC\"}"),
         "the call is shown before the question: {shown:?}"
     );
-    s.send("r").unwrap();
+    // `r`, then Enter: no reason.
+    s.send("r\r").unwrap();
     expect(&mut s, "Rejected, fine.");
     expect(&mut s, PROMPT);
 

@@ -145,7 +145,8 @@ fn s_records_the_prefix_and_permissions_lists_it() {
 
     type_line(&mut s, "third");
     expect(&mut s, ask);
-    s.send("r").unwrap();
+    // `r`, then Enter: no reason.
+    s.send("r\r").unwrap();
     expect(&mut s, "Third, refused.");
     expect(&mut s, PROMPT);
 

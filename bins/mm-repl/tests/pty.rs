@@ -121,7 +121,10 @@ fn permission_prompt_answered_r_a_and_s() {
         shown.contains("-one") && shown.contains("+uno"),
         "the diff is shown first: {shown:?}"
     );
+    // `r`, then a reason for the model, then Enter.
     s.send("r").unwrap();
+    expect(&mut s, "why? (told to the model");
+    s.send("keep the English wordx\x7f\r").unwrap();
     expect(&mut s, "rejected");
     expect(&mut s, "Rejected, fine.");
     expect(&mut s, PROMPT);
@@ -168,7 +171,10 @@ fn permission_prompt_answered_r_a_and_s() {
             .unwrap()
             .to_owned()
     };
-    assert_eq!(result(1), "[edit rejected by the user]");
+    assert_eq!(
+        result(1),
+        "[edit rejected by the user]\nThe user says: keep the English word"
+    );
     assert!(
         result(3).starts_with("edited a.txt: 1 edit(s)"),
         "{}",

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event as TermEvent, KeyEvent};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use futures::{Stream, StreamExt};
 use mm_agent::commands::{self, Command, Commands, Front, Outcome, Parsed};
 use mm_agent::config::Config;
@@ -275,7 +275,9 @@ impl App {
 
     fn context(&self) -> Context {
         let t = self.shared.lock();
-        let mode = if t.permission.is_some() {
+        let mode = if t.permission.as_ref().is_some_and(|p| p.reason.is_some()) {
+            Mode::Reason
+        } else if t.permission.is_some() {
             Mode::Permission
         } else if self.ui.popup.is_some() {
             Mode::Popup
@@ -391,6 +393,24 @@ impl App {
             Action::Decide(d) => {
                 self.shared.answer(d);
             }
+            Action::StartReason => self.shared.update(|t| {
+                if let Some(p) = t.permission.as_mut() {
+                    p.reason = Some(String::new());
+                }
+            }),
+            Action::ReasonKey(key) => self.shared.update(|t| {
+                if let Some(why) = t.permission.as_mut().and_then(|p| p.reason.as_mut()) {
+                    match key.code {
+                        KeyCode::Backspace => {
+                            why.pop();
+                        }
+                        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                            why.push(c)
+                        }
+                        _ => {}
+                    }
+                }
+            }),
             Action::Redraw => self.clear = true,
         }
     }

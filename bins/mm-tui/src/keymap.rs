@@ -14,7 +14,7 @@
 //! | Ctrl-O | fold/unfold the selected entry (the last one when none is selected) |
 //! | Escape | cancel the running turn; else close the popup / drop the selection |
 //! | `/` on an empty input | open the command picker (Up/Down choose, Enter/Tab take, Escape closes) |
-//! | a / s / r | answer a permission prompt: allow once, allow for the session, reject |
+//! | a / s / r | answer a permission prompt: allow once, allow for the session, reject (then a reason for the model, and Enter) |
 //! | Ctrl-C twice; Ctrl-D on an empty input | quit |
 //! | Ctrl-L | redraw the whole screen |
 
@@ -32,6 +32,8 @@ pub enum Mode {
     Popup,
     /// A permission prompt waits for a/s/r.
     Permission,
+    /// After `r`: the reason for the model is typed; Enter rejects.
+    Reason,
 }
 
 /// The state a key's meaning depends on.
@@ -83,6 +85,10 @@ pub enum Action {
     /// a command's argument.
     PopupComplete,
     Decide(Decision),
+    /// `r` at a permission prompt: type the reason first.
+    StartReason,
+    /// A key for the reason being typed.
+    ReasonKey(KeyEvent),
     Redraw,
     Nothing,
 }
@@ -111,11 +117,14 @@ pub fn key(key: KeyEvent, ctx: &Context) -> Action {
                 Action::Decide(Decision::AllowOnce)
             }
             KeyCode::Char('s' | 'S') if !ctrl && !alt => Action::Decide(Decision::AllowAlways),
-            KeyCode::Char('r' | 'R' | 'n' | 'N') if !ctrl && !alt => {
-                Action::Decide(Decision::Reject)
-            }
+            KeyCode::Char('r' | 'R' | 'n' | 'N') if !ctrl && !alt => Action::StartReason,
             KeyCode::Esc => Action::Cancel,
             _ => Action::Nothing,
+        },
+        Mode::Reason => match key.code {
+            KeyCode::Enter => Action::Decide(Decision::Reject),
+            KeyCode::Esc => Action::Cancel,
+            _ => Action::ReasonKey(key),
         },
         Mode::Popup => match key.code {
             KeyCode::Up => Action::PopupUp,
@@ -209,10 +218,15 @@ mod tests {
             key(k(KeyCode::Char('s')), &c),
             Action::Decide(Decision::AllowAlways)
         );
-        assert_eq!(
-            key(k(KeyCode::Char('r')), &c),
-            Action::Decide(Decision::Reject)
-        );
+        // `r` asks for a reason first; Enter then rejects.
+        assert_eq!(key(k(KeyCode::Char('r')), &c), Action::StartReason);
+        let r = ctx(Mode::Reason);
+        assert!(matches!(
+            key(k(KeyCode::Char('a')), &r),
+            Action::ReasonKey(_)
+        ));
+        assert_eq!(key(k(KeyCode::Enter), &r), Action::Decide(Decision::Reject));
+        assert_eq!(key(k(KeyCode::Esc), &r), Action::Cancel);
         assert_eq!(key(k(KeyCode::Char('x')), &c), Action::Nothing);
         assert_eq!(
             key(k(KeyCode::Enter), &c),

@@ -141,14 +141,25 @@ pub fn prompt_lines(t: &Transcript, width: u16) -> Vec<Line<'static>> {
                 .add_modifier(Modifier::BOLD),
         )
     };
-    lines.push(Line::from(vec![
-        key("[a]"),
-        Span::raw(" allow once   "),
-        key("[s]"),
-        Span::raw(" allow for this session   "),
-        key("[r]"),
-        Span::raw(" reject"),
-    ]));
+    match &p.reason {
+        Some(why) => {
+            let head = Line::from(vec![
+                key("why?"),
+                Span::styled(" (for the model; Enter rejects) ", dim()),
+                Span::raw(wrap::sanitize(why).into_owned()),
+                Span::styled("▏", Style::default().fg(Color::Yellow)),
+            ]);
+            lines.extend(wrap::wrap(&head, inner, 2, wrap::Mode::Glyph));
+        }
+        None => lines.push(Line::from(vec![
+            key("[a]"),
+            Span::raw(" allow once   "),
+            key("[s]"),
+            Span::raw(" allow for this session   "),
+            key("[r]"),
+            Span::raw(" reject"),
+        ])),
+    }
     lines
 }
 
@@ -251,6 +262,8 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
         hint.clone()
     } else if ui.scroll != Scroll::Bottom {
         "↑ scrolled (PgDn)".to_string()
+    } else if t.permission.as_ref().is_some_and(|p| p.reason.is_some()) {
+        "rejecting: type why, Enter".to_string()
     } else if t.permission.is_some() {
         "permission: a / s / r".to_string()
     } else {

@@ -53,6 +53,11 @@ impl Shared {
                     Decision::Reject | Decision::Cancelled => ToolState::Failed,
                 };
                 t.set_tool_state(&p.id, state, Instant::now());
+                if let Some(why) = p.reason.take().filter(|w| !w.trim().is_empty())
+                    && decision == Decision::Reject
+                {
+                    t.reasons.insert(p.id.clone(), why);
+                }
                 if let Some(reply) = p.reply.take() {
                     let _ = reply.send(decision);
                 }
@@ -98,6 +103,10 @@ impl Sink for WindowSink {
         self.shared.update(|t| t.apply(event, now));
     }
 
+    fn rejection_reason(&self, id: &str) -> Option<String> {
+        self.shared.update(|t| t.reasons.remove(id))
+    }
+
     fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
         let (tx, rx) = oneshot::channel();
         let shared = self.shared.clone();
@@ -112,6 +121,7 @@ impl Sink for WindowSink {
                     .as_ref()
                     .map(|c| c.diff.clone())
                     .filter(|d| !d.is_empty()),
+                reason: None,
                 reply: Some(tx),
             });
         });

@@ -88,6 +88,8 @@ pub struct PendingPermission {
     pub tool: String,
     pub title: String,
     pub diff: Option<String>,
+    /// After `r`: the reason for the model being typed; Enter rejects.
+    pub reason: Option<String>,
     /// Answers the Sink's waiting `permission()` future.
     pub reply: Option<tokio::sync::oneshot::Sender<mm_ui::Decision>>,
 }
@@ -109,6 +111,8 @@ pub struct Transcript {
     /// Tokens the model's window holds now, and its size.
     pub context: (u64, u64),
     pub permission: Option<PendingPermission>,
+    /// Reasons given with rejections, by call id, until the tools ask.
+    pub reasons: std::collections::HashMap<String, String>,
     /// Bumped whenever the entry list is cleared, so caches start over.
     pub epoch: u64,
     /// Set by an answer streamed in this reply: later text appends to it.

@@ -287,7 +287,12 @@ fn a_rejected_command_gives_the_model_the_rejection_text() {
     win.wait_for("in 0 · out 0 · 0% of 32k");
     win.type_line("make the file");
     win.wait_for("[r] reject");
+    // `r`, a reason for the model, Enter.
     win.send("r");
+    win.wait_for("why? (for the model");
+    win.send("not in this folderx\x7f");
+    win.wait_for("not in this folder▏");
+    win.send("\r");
     let done = win.wait_for("Understood, not touching it.");
     assert!(
         done.contains(&format!("‣ bash  touch {marker}  ✗")),
@@ -304,7 +309,10 @@ fn a_rejected_command_gives_the_model_the_rejection_text() {
         .last()
         .unwrap()
         .clone();
-    assert_eq!(last["content"], "[command rejected by the user]");
+    assert_eq!(
+        last["content"],
+        "[command rejected by the user]\nThe user says: not in this folder"
+    );
     let (status, _) = win.quit();
     assert!(status.success());
 }

@@ -310,6 +310,7 @@ fn permission_prompt() {
         tool: info.tool.clone(),
         title: info.title.clone(),
         diff: info.change.as_ref().map(|c| c.diff.clone()),
+        reason: None,
         reply: None,
     });
     let mut ui = ui();
@@ -321,6 +322,15 @@ fn permission_prompt() {
     );
     assert!(s.contains("+println!(\"hello\");"), "{s}");
     insta::assert_snapshot!(s);
+    // After `r`, the reason for the model is typed in the prompt.
+    if let Some(p) = t.permission.as_mut() {
+        p.reason = Some("keep the typo".into());
+    }
+    let s = screen(&t, &mut ui);
+    assert!(s.contains("why? (for the model; Enter rejects)"), "{s}");
+    assert!(s.contains("keep the typo▏"), "{s}");
+    assert!(!s.contains("[a] allow once"), "{s}");
+    insta::assert_snapshot!("permission_prompt_reason", s);
 }
 
 /// Approved, an edit's block stays unfolded on its diff, then the

@@ -68,6 +68,12 @@ pub fn denied_text(rule: &str) -> String {
     format!("[denied by rule \"{rule}\"]")
 }
 
+/// A rejection and what the user said with it, on the line after the
+/// rejection text (which stays as it is: models and scripts know it).
+pub fn rejection_with_reason(rejection: &str, why: &str) -> String {
+    format!("{rejection}\nThe user says: {}", why.trim())
+}
+
 /// The notice after "allow for the session": `session rule added:
 /// bash(git status *)`.
 pub fn session_rule_text(rules: &[String]) -> String {
@@ -356,7 +362,12 @@ impl Toolbox {
                         }
                     }
                     Decision::Reject => {
-                        let out = ToolOutput::fail(plan.rejection.unwrap_or(REJECTED));
+                        let rejection = plan.rejection.unwrap_or(REJECTED);
+                        let text = match ctx.sink.rejection_reason(call_id) {
+                            Some(why) => rejection_with_reason(rejection, &why),
+                            None => rejection.to_string(),
+                        };
+                        let out = ToolOutput::fail(text);
                         return self.finish(call_id, name, arguments, out, &echo, ctx);
                     }
                     // ACP: an outcome `cancelled` means the turn was cancelled.

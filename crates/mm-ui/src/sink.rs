@@ -333,6 +333,14 @@ pub trait Sink: Send + Sync {
 
     /// Ask whether `info` may run. Called only when the policy says to ask.
     fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision>;
+
+    /// What the user said with their rejection of call `id`, for the
+    /// model (asked once, right after `permission` answered `Reject`).
+    /// A front end without a way to say it keeps the default.
+    fn rejection_reason(&self, id: &str) -> Option<String> {
+        let _ = id;
+        None
+    }
 }
 
 /// A sink that drops every event and allows everything: for library users
