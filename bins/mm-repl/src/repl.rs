@@ -66,7 +66,7 @@ impl Repl {
     async fn session(&mut self, resumed: Option<String>) -> u8 {
         self.banner();
         if let Some(line) = resumed {
-            self.sink.say(&line);
+            self.say_resumed(&line);
         }
         let mut editor = match self.editor() {
             Ok(ed) => Some(ed),
@@ -207,12 +207,20 @@ impl Repl {
         Next::Continue
     }
 
+    /// That a session was resumed, and a recap of its last exchange: the
+    /// REPL does not print the conversation again.
+    fn say_resumed(&self, line: &str) {
+        self.sink.say(line);
+        for recap in commands::recap(self.agent.history()) {
+            self.sink.say_dim(&format!("  {recap}"));
+        }
+    }
+
     /// Show a command's reply.
     fn show(&self, outcome: Outcome) {
         match outcome {
-            Outcome::Say(text) | Outcome::Fresh(text) | Outcome::Resumed(text) => {
-                self.sink.say(&text)
-            }
+            Outcome::Say(text) | Outcome::Fresh(text) => self.sink.say(&text),
+            Outcome::Resumed(text) => self.say_resumed(&text),
             Outcome::Error(text) => self.sink.error(&text),
             Outcome::List(rows) => {
                 for row in rows {

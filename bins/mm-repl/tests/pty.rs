@@ -406,6 +406,12 @@ fn continue_resumes_the_latest_session() {
     let banner = expect(&mut s, PROMPT);
     assert!(banner.contains("resumed session"), "{banner}");
     assert!(banner.contains("(2 messages)"), "{banner}");
+    // A recap of the last exchange, since the REPL does not print it again.
+    assert!(
+        banner.contains("last question: remember the word apricot"),
+        "{banner}"
+    );
+    assert!(banner.contains("last answer: Noted: apricot."), "{banner}");
     type_line(&mut s, "what was the word?");
     expect(&mut s, "It was apricot.");
     expect(&mut s, PROMPT);
@@ -575,7 +581,9 @@ fn sessions_resume_and_model_commands() {
     expect(&mut s, PROMPT);
     type_line(&mut s, &format!("/resume {}", ids[0]));
     expect(&mut s, &format!("resumed session {} (2 messages)", ids[0]));
-    expect(&mut s, PROMPT);
+    let recap = expect(&mut s, PROMPT);
+    assert!(recap.contains("last question: first topic"), "{recap}");
+    assert!(recap.contains("last answer: One."), "{recap}");
     type_line(&mut s, "/model openai-compatible/other");
     expect(&mut s, "model: openai-compatible/other at ");
     expect(&mut s, PROMPT);

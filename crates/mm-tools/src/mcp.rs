@@ -274,18 +274,7 @@ pub fn declaration_size(spec: &ToolSpec) -> usize {
 
 /// The first line of `text`, at most 100 characters.
 fn one_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    if line.chars().count() > 100 {
-        let mut cut: String = line.chars().take(99).collect();
-        cut.push('…');
-        cut
-    } else {
-        line.to_string()
-    }
+    mm_ui::fold::first_line(text, 100)
 }
 
 /// The arguments, compact, at most 80 characters: for the title.

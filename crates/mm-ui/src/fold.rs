@@ -26,9 +26,34 @@ pub fn head(text: &str, n: usize) -> Vec<String> {
     shown
 }
 
+/// The first non-blank line of `text`, trimmed and cut to `max`
+/// characters (the last one `…` when cut): a long text named in one line.
+pub fn first_line(text: &str, max: usize) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    if line.chars().count() > max {
+        let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    } else {
+        line.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_named_in_one_line() {
+        assert_eq!(first_line("\n  First line.\nSecond", 100), "First line.");
+        assert_eq!(first_line(&"y".repeat(150), 100).chars().count(), 100);
+        assert!(first_line(&"y".repeat(150), 100).ends_with('…'));
+        assert_eq!(first_line("", 10), "");
+    }
 
     #[test]
     fn a_cut_preview_says_how_much_was_left_out() {

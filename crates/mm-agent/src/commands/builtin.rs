@@ -10,6 +10,9 @@ use tokio_util::sync::CancellationToken;
 use super::{Argument, Call, Command, Commands, Front, Outcome, Run, TERMINAL};
 use crate::Agent;
 use crate::checkpoint::{self, Direction, Rewind};
+use crate::compact::SUMMARY_PREFIX;
+use mm_engine::Message;
+use mm_ui::fold::first_line;
 
 /// The built-in rows, in the order `/help` lists them.
 pub(super) fn table() -> Vec<Command> {
@@ -310,6 +313,65 @@ pub fn resumed(agent: &Agent, id: &str) -> String {
     format!("resumed session {id} ({} messages)", agent.history().len())
 }
 
+/// How long a recap line's quoted text may be, in characters.
+const RECAP_WIDTH: usize = 72;
+
+/// A few lines on the last exchange of `history`, for a front end that
+/// does not show a resumed conversation whole: the question, the tools it
+/// took and the first line of the answer. Empty when nothing was asked
+/// (or only a compaction summary is left).
+pub fn recap(history: &[Message]) -> Vec<String> {
+    let asked = history.iter().rposition(
+        |m| matches!(m, Message::User { content } if !content.starts_with(SUMMARY_PREFIX)),
+    );
+    let Some(at) = asked else {
+        return Vec::new();
+    };
+    let Message::User { content: question } = &history[at] else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!(
+        "last question: {}",
+        first_line(question, RECAP_WIDTH)
+    )];
+    // Tool names in the order first called, each with its count.
+    let mut tools: Vec<(&str, usize)> = Vec::new();
+    let mut answer = None;
+    for message in &history[at + 1..] {
+        if let Message::Assistant {
+            content,
+            tool_calls,
+            ..
+        } = message
+        {
+            for call in tool_calls {
+                match tools.iter_mut().find(|(name, _)| *name == call.name) {
+                    Some((_, n)) => *n += 1,
+                    None => tools.push((&call.name, 1)),
+                }
+            }
+            if !content.trim().is_empty() {
+                answer = Some(content);
+            }
+        }
+    }
+    if !tools.is_empty() {
+        let named: Vec<String> = tools
+            .iter()
+            .map(|(name, n)| match n {
+                1 => (*name).to_string(),
+                n => format!("{name} ×{n}"),
+            })
+            .collect();
+        lines.push(format!("tools used: {}", named.join(" · ")));
+    }
+    lines.push(match answer {
+        Some(text) => format!("last answer: {}", first_line(text, RECAP_WIDTH)),
+        None => "last answer: none (the turn ended before the model answered)".to_string(),
+    });
+    lines
+}
+
 /// `/model PROVIDER/MODEL` switches; `/model` alone says which model is
 /// in use and lists the server's (Ollama's tags, an OpenAI-shaped
 /// `/models`, Anthropic's and Gemini's lists).
@@ -409,4 +471,67 @@ pub(super) fn unknown(commands: &Commands, name: &str, front: Front) -> Outcome 
         "unknown command /{name}; the commands here are {}",
         names.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mm_engine::ToolCall;
+
+    fn user(text: &str) -> Message {
+        Message::User {
+            content: text.to_string(),
+        }
+    }
+
+    fn reply(text: &str, calls: &[&str]) -> Message {
+        Message::Assistant {
+            content: text.to_string(),
+            reasoning: Vec::new(),
+            tool_calls: calls
+                .iter()
+                .enumerate()
+                .map(|(i, name)| ToolCall {
+                    id: format!("c{i}"),
+                    name: name.to_string(),
+                    arguments: "{}".to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_recap_names_the_last_question_its_tools_and_answer() {
+        let long = "why ".repeat(40);
+        let history = vec![
+            user("old question"),
+            reply("Old answer.", &[]),
+            user(&format!("{long}\n[attached file: a.rs]")),
+            reply("", &["bash", "read_file", "bash"]),
+            reply("\nThe test failed because\nof the parser.", &["edit_file"]),
+        ];
+        let lines = recap(&history);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[0].starts_with("last question: why why"), "{lines:?}");
+        assert!(lines[0].ends_with('…'));
+        assert_eq!(lines[0].chars().count(), "last question: ".len() + 72);
+        assert_eq!(lines[1], "tools used: bash ×2 · read_file · edit_file");
+        assert_eq!(lines[2], "last answer: The test failed because");
+    }
+
+    #[test]
+    fn a_recap_of_a_stopped_turn_or_an_empty_session() {
+        assert!(recap(&[]).is_empty());
+        let summary = format!("{SUMMARY_PREFIX}they talked");
+        assert!(recap(&[user(&summary)]).is_empty());
+        let lines = recap(&[user("go"), reply("", &["bash"])]);
+        assert_eq!(
+            lines,
+            [
+                "last question: go",
+                "tools used: bash",
+                "last answer: none (the turn ended before the model answered)"
+            ]
+        );
+    }
 }

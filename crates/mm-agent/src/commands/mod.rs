@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Agent;
 
-pub use builtin::{INIT_PROMPT, copy, resumed};
+pub use builtin::{INIT_PROMPT, copy, recap, resumed};
 
 /// A front end that can offer a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
