@@ -215,6 +215,16 @@ pub struct Described {
 }
 
 impl Described {
+    /// A call shown by its tool's name alone: for a name no tool has, or
+    /// a tool whose `describe` failed.
+    pub fn bare(name: &str) -> Described {
+        Described {
+            title: name.to_string(),
+            kind: ToolKind::Other,
+            locations: Vec::new(),
+        }
+    }
+
     /// A plan that shows what `self` describes, needs no permission and
     /// carries no state.
     pub fn into_plan(self) -> Plan {

@@ -48,11 +48,13 @@ use std::sync::Mutex;
 use futures::FutureExt;
 use mm_detector::{Detector, loop_detected_text, stop_text};
 use mm_policy::{Call, Verdict};
-use mm_ui::{Decision, Event, FileChange, ToolFamily, ToolInfo, ToolKind, ToolStatus};
+use mm_ui::{Decision, Event, FileChange, ToolFamily, ToolInfo, ToolStatus};
 use serde_json::Value;
 
 use crate::output::fit;
-use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args};
+use crate::tool::{
+    Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args,
+};
 use mm_redact::redact;
 
 /// The result of a call that did not run because the turn stopped first.
@@ -79,6 +81,41 @@ pub fn rejection_with_reason(rejection: &str, why: &str) -> String {
 pub fn session_rule_text(rules: &[String]) -> String {
     let noun = if rules.len() == 1 { "rule" } else { "rules" };
     format!("session {noun} added: {}", rules.join(", "))
+}
+
+/// How the rules judge a call of `name` about `subject` (`changes`: the
+/// call would change something).
+fn judge(name: &str, subject: &Subject, changes: bool, ctx: &ToolContext) -> Verdict {
+    ctx.permissions.policy().check(&Call {
+        tool: name,
+        subject: subject.as_policy(),
+        changes,
+        cwd: &ctx.cwd,
+    })
+}
+
+/// A call with a plan, ready to be asked for and run.
+struct Ready<'t> {
+    tool: &'t dyn Tool,
+    args: Value,
+    plan: Plan,
+    subject: Subject,
+}
+
+/// A call refused before it had a plan: how to show it, what the model
+/// reads.
+struct Unplanned {
+    shown: Described,
+    text: String,
+}
+
+/// What the rules and the user said of a planned call.
+enum Consent {
+    Go,
+    /// It fails with this text (denied, rejected, folder gone).
+    Refused(String),
+    /// The turn was cancelled: the call gets the not-run result.
+    NotRun,
 }
 
 /// Settings of the toolbox.
@@ -210,7 +247,9 @@ impl Toolbox {
     }
 
     /// Runs one call end to end; never panics, never returns Err for
-    /// ordinary failures.
+    /// ordinary failures. The steps: [`Toolbox::prepare`] (find, parse,
+    /// judge, plan), `ToolStart`, [`Toolbox::consent`] (the rules, the
+    /// user), then the run and [`Toolbox::finish`].
     pub async fn call(
         &self,
         call_id: &str,
@@ -223,101 +262,31 @@ impl Toolbox {
             Ok(v) => v.clone(),
             Err(_) => Value::String(arguments.to_string()),
         };
-        // A call that ends before it has a plan still gets a ToolStart
-        // (and its ToolEnd) so that every front end can show and close it.
-        let start_unplanned = |shown: Described| {
-            ctx.sink.event(Event::ToolStart {
-                info: self.redacted(ToolInfo {
-                    id: call_id.to_string(),
-                    tool: name.to_string(),
-                    family: self.family(name),
-                    title: shown.title,
-                    kind: shown.kind,
-                    input: input.clone(),
-                    locations: shown.locations,
-                    change: None,
-                }),
-            });
-        };
-        let refused = |text: String| {
-            self.finish(
-                call_id,
-                name,
-                arguments,
-                ToolOutput::fail(text),
-                &Echo::Nothing,
-                ctx,
-            )
-        };
-
-        let Some(tool) = self.tools.iter().find(|(n, _)| n == name).map(|(_, t)| t) else {
-            let mut names = self.names();
-            names.sort();
-            let text = format!(
-                "unknown tool \"{name}\"; available tools: {}",
-                names.join(", ")
-            );
-            start_unplanned(Described {
-                title: name.to_string(),
-                kind: ToolKind::Other,
-                locations: Vec::new(),
-            });
-            return refused(text);
-        };
-        let describe = || {
-            std::panic::catch_unwind(AssertUnwindSafe(|| tool.describe(&input, ctx)))
-                .unwrap_or_else(|_| Described {
-                    title: name.to_string(),
-                    kind: ToolKind::Other,
-                    locations: Vec::new(),
-                })
-        };
-
-        let args = match parsed {
-            Ok(v) if v.is_object() => v,
-            Ok(_) => {
-                start_unplanned(describe());
-                return refused(invalid_args(name, "the arguments are not a JSON object"));
-            }
-            Err(e) => {
-                start_unplanned(describe());
-                return refused(invalid_args(
-                    name,
-                    &format!("the arguments are not valid JSON ({e})"),
-                ));
-            }
-        };
-
-        if let Some(text) = ctx.cwd_gone() {
-            start_unplanned(describe());
-            return refused(text);
-        }
-        // The rules judge the call by its subject; a denied call is not
-        // even planned.
-        let subject = std::panic::catch_unwind(AssertUnwindSafe(|| tool.subject(&args, ctx)))
-            .unwrap_or_default();
-        let judge = |changes: bool| {
-            ctx.permissions.policy().check(&Call {
-                tool: name,
-                subject: subject.as_policy(),
-                changes,
-                cwd: &ctx.cwd,
-            })
-        };
-        if let Verdict::Deny(rule) = judge(true) {
-            start_unplanned(describe());
-            return refused(denied_text(&rule));
-        }
-        let planned = AssertUnwindSafe(tool.plan(&args, ctx)).catch_unwind().await;
-        let plan: Plan = match planned {
-            Ok(Ok(plan)) => plan,
-            Ok(Err(text)) => {
-                start_unplanned(describe());
-                return refused(text);
-            }
-            Err(panic) => {
-                start_unplanned(describe());
-                return refused(panic_text(name, panic.as_ref()));
+        let Ready {
+            tool,
+            args,
+            plan,
+            subject,
+        } = match self.prepare(name, parsed, &input, ctx).await {
+            Ok(ready) => ready,
+            Err(Unplanned { shown, text }) => {
+                // A call that ends before it has a plan still gets a
+                // ToolStart (and its ToolEnd) so that every front end can
+                // show and close it.
+                ctx.sink.event(Event::ToolStart {
+                    info: self.redacted(ToolInfo {
+                        id: call_id.to_string(),
+                        tool: name.to_string(),
+                        family: self.family(name),
+                        title: shown.title,
+                        kind: shown.kind,
+                        input,
+                        locations: shown.locations,
+                        change: None,
+                    }),
+                });
+                let out = ToolOutput::fail(text);
+                return self.finish(call_id, name, arguments, out, &Echo::Nothing, ctx);
             }
         };
 
@@ -327,63 +296,20 @@ impl Toolbox {
             family: tool.family(),
             title: plan.title.clone(),
             kind: plan.kind,
-            input: input.clone(),
+            input,
             locations: plan.locations.clone(),
             change: plan.change.clone(),
         });
         ctx.sink.event(Event::ToolStart { info: info.clone() });
         // From the redacted change: no key value reaches a preview.
         let echo = self.echo(plan.echo, info.change.as_ref());
-
-        match judge(plan.rejection.is_some()) {
-            Verdict::Allow => {}
-            Verdict::Deny(rule) => {
-                let out = ToolOutput::fail(denied_text(&rule));
+        match self.consent(&info, &subject, plan.rejection, ctx).await {
+            Consent::Go => {}
+            Consent::Refused(text) => {
+                let out = ToolOutput::fail(text);
                 return self.finish(call_id, name, arguments, out, &echo, ctx);
             }
-            Verdict::Ask(_) => {
-                let decision = tokio::select! {
-                    d = ctx.sink.permission(&info) => d,
-                    _ = ctx.cancel.cancelled() => Decision::Cancelled,
-                };
-                match decision {
-                    Decision::AllowOnce => {}
-                    Decision::AllowAlways => {
-                        let added = ctx.permissions.policy().allow_for_session(&Call {
-                            tool: name,
-                            subject: subject.as_policy(),
-                            changes: true,
-                            cwd: &ctx.cwd,
-                        });
-                        if !added.is_empty() {
-                            ctx.sink.event(Event::Notice {
-                                text: session_rule_text(&added),
-                            });
-                        }
-                    }
-                    Decision::Reject => {
-                        let rejection = plan.rejection.unwrap_or(REJECTED);
-                        let text = match ctx.sink.rejection_reason(call_id) {
-                            Some(why) => rejection_with_reason(rejection, &why),
-                            None => rejection.to_string(),
-                        };
-                        let out = ToolOutput::fail(text);
-                        return self.finish(call_id, name, arguments, out, &echo, ctx);
-                    }
-                    // ACP: an outcome `cancelled` means the turn was cancelled.
-                    Decision::Cancelled => {
-                        ctx.cancel.cancel();
-                        return self.not_run(call_id, name, ctx);
-                    }
-                }
-            }
-        }
-        if ctx.cancel.is_cancelled() {
-            return self.not_run(call_id, name, ctx);
-        }
-        // Gone while the user was asked: still nothing runs there.
-        if let Some(text) = ctx.cwd_gone() {
-            return self.finish(call_id, name, arguments, ToolOutput::fail(text), &echo, ctx);
+            Consent::NotRun => return self.not_run(call_id, name, ctx),
         }
 
         ctx.sink.event(Event::ToolRunning {
@@ -403,6 +329,141 @@ impl Toolbox {
         self.finish(call_id, name, arguments, output, &echo, ctx)
     }
 
+    /// How a call of `name` is shown without a plan: its tool's
+    /// [`Tool::describe`], or the name alone.
+    fn describe(&self, name: &str, input: &Value, ctx: &ToolContext) -> Described {
+        self.tools
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, tool)| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| tool.describe(input, ctx))).ok()
+            })
+            .unwrap_or_else(|| Described::bare(name))
+    }
+
+    /// Everything before a call is shown as planned: find the tool, check
+    /// the arguments and the working folder, refuse what a deny rule
+    /// names (a denied call is not even planned), then plan. A refusal
+    /// says how to show the call and what to tell the model.
+    async fn prepare<'t>(
+        &'t self,
+        name: &str,
+        parsed: Result<Value, serde_json::Error>,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<Ready<'t>, Unplanned> {
+        let Some(tool) = self.tools.iter().find(|(n, _)| n == name).map(|(_, t)| t) else {
+            let mut names = self.names();
+            names.sort();
+            return Err(Unplanned {
+                shown: Described::bare(name),
+                text: format!(
+                    "unknown tool \"{name}\"; available tools: {}",
+                    names.join(", ")
+                ),
+            });
+        };
+        let refuse = |text: String| Unplanned {
+            shown: self.describe(name, input, ctx),
+            text,
+        };
+        let args = match parsed {
+            Ok(v) if v.is_object() => v,
+            Ok(_) => {
+                return Err(refuse(invalid_args(
+                    name,
+                    "the arguments are not a JSON object",
+                )));
+            }
+            Err(e) => {
+                return Err(refuse(invalid_args(
+                    name,
+                    &format!("the arguments are not valid JSON ({e})"),
+                )));
+            }
+        };
+        if let Some(text) = ctx.cwd_gone() {
+            return Err(refuse(text));
+        }
+        // The rules judge the call by its subject.
+        let subject = std::panic::catch_unwind(AssertUnwindSafe(|| tool.subject(&args, ctx)))
+            .unwrap_or_default();
+        if let Verdict::Deny(rule) = judge(name, &subject, true, ctx) {
+            return Err(refuse(denied_text(&rule)));
+        }
+        match AssertUnwindSafe(tool.plan(&args, ctx)).catch_unwind().await {
+            Ok(Ok(plan)) => Ok(Ready {
+                tool: tool.as_ref(),
+                args,
+                plan,
+                subject,
+            }),
+            Ok(Err(text)) => Err(refuse(text)),
+            Err(panic) => Err(refuse(panic_text(name, panic.as_ref()))),
+        }
+    }
+
+    /// Whether a planned call may run: the rules decide, or the user when
+    /// they say ask (`rejection` is the plan's own rejection text, set for
+    /// a call that changes something). Checked again after asking: a
+    /// cancelled turn runs nothing, nor does a working folder gone
+    /// meanwhile.
+    async fn consent(
+        &self,
+        info: &ToolInfo,
+        subject: &Subject,
+        rejection: Option<&'static str>,
+        ctx: &ToolContext,
+    ) -> Consent {
+        let name = info.tool.as_str();
+        match judge(name, subject, rejection.is_some(), ctx) {
+            Verdict::Allow => {}
+            Verdict::Deny(rule) => return Consent::Refused(denied_text(&rule)),
+            Verdict::Ask(_) => {
+                let decision = tokio::select! {
+                    d = ctx.sink.permission(info) => d,
+                    _ = ctx.cancel.cancelled() => Decision::Cancelled,
+                };
+                match decision {
+                    Decision::AllowOnce => {}
+                    Decision::AllowAlways => {
+                        let added = ctx.permissions.policy().allow_for_session(&Call {
+                            tool: name,
+                            subject: subject.as_policy(),
+                            changes: true,
+                            cwd: &ctx.cwd,
+                        });
+                        if !added.is_empty() {
+                            ctx.sink.event(Event::Notice {
+                                text: session_rule_text(&added),
+                            });
+                        }
+                    }
+                    Decision::Reject => {
+                        let rejection = rejection.unwrap_or(REJECTED);
+                        return Consent::Refused(match ctx.sink.rejection_reason(&info.id) {
+                            Some(why) => rejection_with_reason(rejection, &why),
+                            None => rejection.to_string(),
+                        });
+                    }
+                    // ACP: an outcome `cancelled` means the turn was cancelled.
+                    Decision::Cancelled => {
+                        ctx.cancel.cancel();
+                        return Consent::NotRun;
+                    }
+                }
+            }
+        }
+        if ctx.cancel.is_cancelled() {
+            return Consent::NotRun;
+        }
+        // Gone while the user was asked: still nothing runs there.
+        match ctx.cwd_gone() {
+            Some(text) => Consent::Refused(text),
+            None => Consent::Go,
+        }
+    }
+
     /// A call of a saved conversation, shown as it went live: its
     /// `ToolStart`, described from its arguments (nothing is planned or
     /// run), then its `ToolEnd` with the result the session recorded and
@@ -418,17 +479,7 @@ impl Toolbox {
     ) {
         let input = parse_arguments(arguments).unwrap_or_else(|_| Value::String(arguments.into()));
         let family = self.family(name);
-        let shown = match self.tools.iter().find(|(n, _)| n == name) {
-            Some((_, tool)) => {
-                std::panic::catch_unwind(AssertUnwindSafe(|| tool.describe(&input, ctx))).ok()
-            }
-            None => None,
-        }
-        .unwrap_or_else(|| Described {
-            title: name.to_string(),
-            kind: ToolKind::Other,
-            locations: Vec::new(),
-        });
+        let shown = self.describe(name, &input, ctx);
         ctx.sink.event(Event::ToolStart {
             info: self.redacted(ToolInfo {
                 id: call_id.to_string(),
