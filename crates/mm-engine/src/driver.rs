@@ -185,6 +185,37 @@ enum Attempt {
     Failed(GenerateError),
 }
 
+impl Attempt {
+    /// The answer `asm` assembled, whole.
+    fn done(asm: Assembler<'_>) -> Attempt {
+        let (message, usage) = asm.finish();
+        Attempt::Done(Generation {
+            message,
+            usage,
+            cancelled: false,
+        })
+    }
+
+    /// A failure midway: what `asm` took so far goes with the error.
+    fn failed(asm: Assembler<'_>, error: EngineError) -> Attempt {
+        let (m, _) = asm.partial();
+        Attempt::Failed(GenerateError {
+            error,
+            partial: Some(m),
+        })
+    }
+
+    /// The stream broke off. Before anything was shown another try
+    /// repeats nothing; after, the part shown goes with the error.
+    fn broke_off(asm: Assembler<'_>, error: EngineError) -> Attempt {
+        if asm.emitted() {
+            Attempt::failed(asm, error)
+        } else {
+            Attempt::Retry { wait: None, error }
+        }
+    }
+}
+
 fn cancelled(message: Message, usage: Option<crate::types::Usage>) -> Generation {
     Generation {
         message,
@@ -280,6 +311,7 @@ impl Inner {
         server_error(status.as_u16(), message, &json)
     }
 
+    /// One streaming request: connect, then read the stream.
     async fn stream_once(
         &self,
         req: &WireRequest,
@@ -287,34 +319,59 @@ impl Inner {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Attempt {
-        let send = tokio::time::timeout(self.watchdog, self.post(req).send());
-        let resp = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Attempt::Cancelled(cancelled(Message::assistant(""), None)),
-            r = send => match r {
-                Err(_elapsed) => return Attempt::Stalled,
-                Ok(Err(e)) => return Attempt::Retry { wait: None, error: self.send_error(e) },
-                Ok(Ok(resp)) => resp,
-            },
+        let resp = match self.connect(req, cancel).await {
+            Ok(resp) => resp,
+            Err(ended) => return ended,
         };
-        let status = resp.status();
-        if status.is_redirection() {
-            return Attempt::Failed(self.redirect_error(&resp).into());
-        }
-        if !status.is_success() {
-            let wait = retry_after(&resp);
-            let error = self.error_of(resp).await;
-            if status.as_u16() == 429 || status.is_server_error() {
-                return Attempt::Retry { wait, error };
-            }
-            return Attempt::Failed(error.into());
-        }
         if self.provider.framing() == Framing::Sse && is_json(&resp) {
             // Some servers ignore `stream: true` and answer whole (or send
             // an error object with status 200).
             return self.whole_instead(resp, tools, on_event, cancel).await;
         }
+        self.read_stream(resp, tools, on_event, cancel).await
+    }
 
+    /// Send the request and map a refusal: a redirect and a 4xx fail, a
+    /// 429, a 5xx and a connection error are worth another try.
+    async fn connect(
+        &self,
+        req: &WireRequest,
+        cancel: &CancellationToken,
+    ) -> Result<reqwest::Response, Attempt> {
+        let send = tokio::time::timeout(self.watchdog, self.post(req).send());
+        let resp = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(Attempt::Cancelled(cancelled(Message::assistant(""), None))),
+            r = send => match r {
+                Err(_elapsed) => return Err(Attempt::Stalled),
+                Ok(Err(e)) => return Err(Attempt::Retry { wait: None, error: self.send_error(e) }),
+                Ok(Ok(resp)) => resp,
+            },
+        };
+        let status = resp.status();
+        if status.is_redirection() {
+            return Err(Attempt::Failed(self.redirect_error(&resp).into()));
+        }
+        if !status.is_success() {
+            let wait = retry_after(&resp);
+            let error = self.error_of(resp).await;
+            if status.as_u16() == 429 || status.is_server_error() {
+                return Err(Attempt::Retry { wait, error });
+            }
+            return Err(Attempt::Failed(error.into()));
+        }
+        Ok(resp)
+    }
+
+    /// Decode the stream into the assembler until the answer ends, the
+    /// watchdog cuts it, the user cancels or it breaks off.
+    async fn read_stream(
+        &self,
+        resp: reqwest::Response,
+        tools: &[ToolDecl],
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Attempt {
         let mut bytes = Watchdog::new(resp.bytes_stream(), self.watchdog);
         let mut decoder = Decoder::new(self.provider.framing());
         let provider = &*self.provider;
@@ -343,20 +400,8 @@ impl Inner {
                 ),
                 Some(Err(ChunkError::Stalled)) => return Attempt::Stalled,
                 Some(Err(ChunkError::Transport(e))) => {
-                    let error = EngineError::Stream(format!(
-                        "the {} stream broke off: {}",
-                        self.spec.name,
-                        error_chain(&e.without_url())
-                    ));
-                    // Nothing shown yet: trying again repeats nothing.
-                    if !asm.emitted() {
-                        return Attempt::Retry { wait: None, error };
-                    }
-                    let (m, _) = asm.partial();
-                    return Attempt::Failed(GenerateError {
-                        error,
-                        partial: Some(m),
-                    });
+                    let error = self.broke_off(&error_chain(&e.without_url()));
+                    return Attempt::broke_off(asm, error);
                 }
             };
             let fed = match fed {
@@ -373,34 +418,18 @@ impl Inner {
                 // The body ended cleanly but the answer did not: a server
                 // cut it short, and a half-received tool call must not run.
                 Ok(Flow::Continue) => {
-                    let error = EngineError::Stream(format!(
-                        "the {} stream broke off: it ended before the answer was complete",
-                        self.spec.name
-                    ));
-                    if !asm.emitted() {
-                        return Attempt::Retry { wait: None, error };
-                    }
-                    let (m, _) = asm.partial();
-                    return Attempt::Failed(GenerateError {
-                        error,
-                        partial: Some(m),
-                    });
+                    let error = self.broke_off("it ended before the answer was complete");
+                    return Attempt::broke_off(asm, error);
                 }
-                Err(error) => {
-                    let (m, _) = asm.partial();
-                    return Attempt::Failed(GenerateError {
-                        error,
-                        partial: Some(m),
-                    });
-                }
+                Err(error) => return Attempt::failed(asm, error),
             }
         }
-        let (message, usage) = asm.finish();
-        Attempt::Done(Generation {
-            message,
-            usage,
-            cancelled: false,
-        })
+        Attempt::done(asm)
+    }
+
+    /// `the <provider> stream broke off: <why>`.
+    fn broke_off(&self, why: &str) -> EngineError {
+        EngineError::Stream(format!("the {} stream broke off: {why}", self.spec.name))
     }
 
     /// A streaming request answered with one JSON body.
@@ -430,19 +459,10 @@ impl Inner {
             },
         };
         let mut asm = self.assembler(on_event, tools);
-        if let Err(error) = self.provider.parse_response(&body, &mut asm) {
-            let (m, _) = asm.partial();
-            return Attempt::Failed(GenerateError {
-                error,
-                partial: Some(m),
-            });
+        match self.provider.parse_response(&body, &mut asm) {
+            Ok(_) => Attempt::done(asm),
+            Err(error) => Attempt::failed(asm, error),
         }
-        let (message, usage) = asm.finish();
-        Attempt::Done(Generation {
-            message,
-            usage,
-            cancelled: false,
-        })
     }
 
     /// After a watchdog cut: one request without streaming, bounded by
