@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use mm_config::Config;
 use mm_engine::{
-    Engine, EngineError, GenerateError, Message, StreamEvent, ToolCall, ToolDecl, Usage, Window,
-    WindowSource,
+    Engine, EngineError, GenerateError, Generation, Message, StreamEvent, ToolCall, ToolDecl,
+    Usage, Window, WindowSource,
 };
 use mm_store::{Session, SessionInfo, Store};
 use mm_tools::{CallOutcome, Permissions, ToolContext, Toolbox};
@@ -865,8 +865,7 @@ impl Agent {
             sink.event(Event::Status {
                 text: "Thinking".into(),
             });
-            let result = self.generate(sink, cancel).await;
-            let generation = match result {
+            let generation = match self.generate(sink, cancel).await {
                 Ok(g) => g,
                 Err(GenerateError {
                     error: EngineError::ContextLength { window, prompt, .. },
@@ -875,20 +874,7 @@ impl Agent {
                     // An overflow never ends the session: take the true
                     // window, compact, send again once
                     // (docs/design.md#overflow).
-                    self.adopt_window(window);
-                    let window = self.engine.window().tokens;
-                    // The server's count of this request teaches what a
-                    // character costs here (a new process has not learnt
-                    // it yet), so the compaction below cuts enough.
-                    if let Some(counted) = prompt {
-                        self.learn_ratio(Usage {
-                            prompt_tokens: counted,
-                            ..Usage::default()
-                        });
-                    }
-                    let prompt = prompt.unwrap_or_else(|| {
-                        compact::estimate_tokens(self.request_chars(), self.ratio)
-                    });
+                    let (prompt, window) = self.learn_overflow(window, prompt);
                     if !compacted_for_length {
                         compacted_for_length = true;
                         if let Ok(done) = self.compact_inner(None, sink, cancel).await {
@@ -909,41 +895,11 @@ impl Agent {
                 }
             };
             if let Some(u) = generation.usage {
-                usage.add(u);
-                self.usage.add(u);
-                self.in_context = u.prompt_tokens + u.completion_tokens;
-                if self.prompt_filled_window(u) {
-                    self.compact_next = true;
-                    sink.event(Event::Notice {
-                        text: format!(
-                            "the prompt filled the model's window ({} of {} tokens): the \
-                             server may have cut its start; compacting before the next request",
-                            u.prompt_tokens,
-                            self.engine.window().tokens
-                        ),
-                    });
-                } else {
-                    self.learn_ratio(u);
-                }
+                self.take_usage(u, usage, sink);
             }
-            let calls = match &generation.message {
-                Message::Assistant {
-                    tool_calls,
-                    content,
-                    ..
-                } => {
-                    if !content.is_empty() {
-                        self.last_answer = content.clone();
-                    }
-                    tool_calls.clone()
-                }
-                _ => Vec::new(),
-            };
-            let empty = is_empty(&generation.message);
-            if !(generation.cancelled && empty) {
-                self.history.push(generation.message);
-            }
-            if generation.cancelled {
+            let cancelled = generation.cancelled;
+            let calls = self.keep_reply(generation);
+            if cancelled {
                 self.close_calls(&calls, 0);
                 return TurnOutcome::Cancelled;
             }
@@ -957,53 +913,130 @@ impl Agent {
                 });
                 return TurnOutcome::MaxTurns;
             }
-            let ctx = ToolContext {
-                cwd: self.cwd.clone(),
-                sink: sink.clone(),
-                cancel: cancel.clone(),
-                permissions: self.permissions.clone(),
-                max_output: self.output_budget(),
-                call_id: String::new(),
-            };
-            for (i, call) in calls.iter().enumerate() {
-                if cancel.is_cancelled() {
-                    self.close_calls(&calls, i);
-                    return TurnOutcome::Cancelled;
-                }
-                if self.toolbox.may_change_files(&call.name)
-                    && let Some(text) = self.rewinder.before_change().await
-                {
-                    sink.event(Event::Notice { text });
-                }
-                // On disk while it runs: the call as started.
-                self.save_running(sink, call);
-                let outcome = self
-                    .toolbox
-                    .call(&call.id, &call.name, &call.arguments, &ctx)
-                    .await;
-                counters.count(self.toolbox.family(&call.name));
-                self.mcp.reveal(&self.toolbox, &mut self.decls);
-                match outcome {
-                    CallOutcome::Output(out) => {
-                        self.history.push(Message::tool_result(
-                            &call.id, &call.name, out.text, out.failed,
-                        ));
-                    }
-                    CallOutcome::Stop { output, error } => {
-                        self.history
-                            .push(Message::tool_result(&call.id, &call.name, output, true));
-                        self.close_calls(&calls, i + 1);
-                        return TurnOutcome::Failed(error);
-                    }
-                }
-                if cancel.is_cancelled() {
-                    self.close_calls(&calls, i + 1);
-                    return TurnOutcome::Cancelled;
-                }
+            if let Some(ended) = self.run_calls(&calls, sink, cancel, counters).await {
+                return ended;
             }
             self.save(sink);
         }
         TurnOutcome::MaxTurns
+    }
+
+    /// An overflow teaches the true window (when the server named it) and,
+    /// from the server's count of the request, what a character costs here
+    /// (a new process has not learnt it yet), so the compaction that
+    /// follows cuts enough. Returns the prompt's tokens and the window.
+    fn learn_overflow(&mut self, told: Option<u64>, counted: Option<u64>) -> (u64, u64) {
+        self.adopt_window(told);
+        if let Some(counted) = counted {
+            self.learn_ratio(Usage {
+                prompt_tokens: counted,
+                ..Usage::default()
+            });
+        }
+        let prompt =
+            counted.unwrap_or_else(|| compact::estimate_tokens(self.request_chars(), self.ratio));
+        (prompt, self.engine.window().tokens)
+    }
+
+    /// Count a request's tokens for the turn and the session, and learn
+    /// from them; a prompt that filled the window compacts before the
+    /// next request.
+    fn take_usage(&mut self, u: Usage, usage: &mut Usage, sink: &Arc<dyn Sink>) {
+        usage.add(u);
+        self.usage.add(u);
+        self.in_context = u.prompt_tokens + u.completion_tokens;
+        if self.prompt_filled_window(u) {
+            self.compact_next = true;
+            sink.event(Event::Notice {
+                text: format!(
+                    "the prompt filled the model's window ({} of {} tokens): the \
+                     server may have cut its start; compacting before the next request",
+                    u.prompt_tokens,
+                    self.engine.window().tokens
+                ),
+            });
+        } else {
+            self.learn_ratio(u);
+        }
+    }
+
+    /// Put a reply in the history (not an empty one the user cut off) and
+    /// return the calls it asked for.
+    fn keep_reply(&mut self, generation: Generation) -> Vec<ToolCall> {
+        let calls = match &generation.message {
+            Message::Assistant {
+                tool_calls,
+                content,
+                ..
+            } => {
+                if !content.is_empty() {
+                    self.last_answer = content.clone();
+                }
+                tool_calls.clone()
+            }
+            _ => Vec::new(),
+        };
+        if !(generation.cancelled && is_empty(&generation.message)) {
+            self.history.push(generation.message);
+        }
+        calls
+    }
+
+    /// Run a reply's calls in order, each result into the history. `Some`
+    /// when the turn ends here (cancelled, or the loop detector stopped
+    /// it); the calls left get not-run results.
+    async fn run_calls(
+        &mut self,
+        calls: &[ToolCall],
+        sink: &Arc<dyn Sink>,
+        cancel: &CancellationToken,
+        counters: &mut Counters,
+    ) -> Option<TurnOutcome> {
+        let ctx = ToolContext {
+            cwd: self.cwd.clone(),
+            sink: sink.clone(),
+            cancel: cancel.clone(),
+            permissions: self.permissions.clone(),
+            max_output: self.output_budget(),
+            call_id: String::new(),
+        };
+        for (i, call) in calls.iter().enumerate() {
+            if cancel.is_cancelled() {
+                self.close_calls(calls, i);
+                return Some(TurnOutcome::Cancelled);
+            }
+            if self.toolbox.may_change_files(&call.name)
+                && let Some(text) = self.rewinder.before_change().await
+            {
+                sink.event(Event::Notice { text });
+            }
+            // On disk while it runs: the call as started.
+            self.save_running(sink, call);
+            let outcome = self
+                .toolbox
+                .call(&call.id, &call.name, &call.arguments, &ctx)
+                .await;
+            counters.count(self.toolbox.family(&call.name));
+            self.mcp.reveal(&self.toolbox, &mut self.decls);
+            match outcome {
+                CallOutcome::Output(out) => {
+                    self.history.push(Message::tool_result(
+                        &call.id, &call.name, out.text, out.failed,
+                    ));
+                }
+                CallOutcome::Stop { output, error } => {
+                    self.history
+                        .push(Message::tool_result(&call.id, &call.name, output, true));
+                    self.close_calls(calls, i + 1);
+                    return Some(TurnOutcome::Failed(error));
+                }
+            }
+            if cancel.is_cancelled() {
+                self.close_calls(calls, i + 1);
+                return Some(TurnOutcome::Cancelled);
+            }
+        }
+        None
     }
 
     /// A failed request: keep the partial answer, with not-run results for
