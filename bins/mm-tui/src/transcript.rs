@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use mm_ui::{Counters, Event, FileChange, ToolStatus, TurnOutcome};
+use mm_ui::{Counters, Event, FileChange, ToolInfo, ToolStatus, TurnOutcome};
 
 /// What a tool call is doing now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,32 +227,34 @@ impl Transcript {
             .rposition(|e| matches!(&e.kind, EntryKind::Tool(t) if t.id == id))
     }
 
-    /// Mark the tool call of a permission request as waiting for the user.
-    pub fn set_tool_state(&mut self, id: &str, state: ToolState, now: Instant) {
-        if state == ToolState::Asking {
-            self.set_status("Waiting for permission", now);
-        }
+    /// Change the block of tool call `id`, the latest of that id; nothing
+    /// when there is none.
+    fn edit_tool(&mut self, id: &str, f: impl FnOnce(&mut ToolEntry)) {
         if let Some(i) = self.tool_index(id) {
             self.edit(i, |k| {
                 if let EntryKind::Tool(t) = k {
-                    t.state = state;
+                    f(t);
                 }
             });
         }
     }
 
+    /// Mark the tool call of a permission request as waiting for the user.
+    pub fn set_tool_state(&mut self, id: &str, state: ToolState, now: Instant) {
+        if state == ToolState::Asking {
+            self.set_status("Waiting for permission", now);
+        }
+        self.edit_tool(id, |t| t.state = state);
+    }
+
     /// The user approved call `id`: an edit's diff, just read in the
     /// prompt, stays in sight under its block instead of folding away.
     pub fn approved(&mut self, id: &str) {
-        if let Some(i) = self.tool_index(id) {
-            self.edit(i, |k| {
-                if let EntryKind::Tool(t) = k
-                    && t.diff.is_some()
-                {
-                    t.expanded = true;
-                }
-            });
-        }
+        self.edit_tool(id, |t| {
+            if t.diff.is_some() {
+                t.expanded = true;
+            }
+        });
     }
 
     /// Record one event of the turn. `now` is passed in so tests control time.
@@ -264,43 +266,8 @@ impl Transcript {
                 self.open_thinking = None;
                 self.push(EntryKind::Question(text));
             }
-            Event::Text { text } => {
-                if text.is_empty() {
-                    return;
-                }
-                match self.open_answer {
-                    Some(i) => self.edit(i, |k| {
-                        if let EntryKind::Answer(all) = k {
-                            all.push_str(&text);
-                        }
-                    }),
-                    None => {
-                        let i = self.push(EntryKind::Answer(text));
-                        self.open_answer = Some(i);
-                    }
-                }
-                self.set_status("Writing", now);
-            }
-            Event::Reasoning { text } => {
-                if text.is_empty() {
-                    return;
-                }
-                self.set_status("Thinking", now);
-                match self.open_thinking {
-                    Some(i) => self.edit(i, |k| {
-                        if let EntryKind::Thinking { text: all, .. } = k {
-                            all.push_str(&text);
-                        }
-                    }),
-                    None => {
-                        let i = self.push(EntryKind::Thinking {
-                            text,
-                            expanded: false,
-                        });
-                        self.open_thinking = Some(i);
-                    }
-                }
-            }
+            Event::Text { text } => self.answer(text, now),
+            Event::Reasoning { text } => self.thinking(text, now),
             Event::Status { text } => {
                 // A new request: what it streams is a new answer.
                 if text == "Thinking" {
@@ -309,64 +276,33 @@ impl Transcript {
                 }
                 self.set_status(&text, now);
             }
-            Event::ToolStart { info } => {
-                self.set_status(&format!("Running {}", info.tool), now);
-                self.push(EntryKind::Tool(ToolEntry {
-                    id: info.id,
-                    tool: info.tool,
-                    title: info.title,
-                    state: ToolState::Pending,
-                    started: now,
-                    elapsed: None,
-                    output: String::new(),
-                    live_dropped: 0,
-                    diff: info
-                        .change
-                        .map(|c: FileChange| c.diff)
-                        .filter(|d| !d.is_empty()),
-                    expanded: false,
-                }));
-            }
+            Event::ToolStart { info } => self.tool_started(info, now),
             Event::ToolRunning { id } => {
-                if let Some(i) = self.tool_index(&id) {
-                    let mut tool = String::new();
-                    self.edit(i, |k| {
-                        if let EntryKind::Tool(t) = k {
-                            t.state = ToolState::Running;
-                            t.started = now;
-                            tool = t.tool.clone();
-                        }
-                    });
+                let mut tool = String::new();
+                self.edit_tool(&id, |t| {
+                    t.state = ToolState::Running;
+                    t.started = now;
+                    tool = t.tool.clone();
+                });
+                if !tool.is_empty() {
                     self.set_status(&format!("Running {tool}"), now);
                 }
             }
             Event::ToolEnd {
                 id, status, output, ..
-            } => {
-                if let Some(i) = self.tool_index(&id) {
-                    self.edit(i, |k| {
-                        if let EntryKind::Tool(t) = k {
-                            t.state = match status {
-                                ToolStatus::Completed => ToolState::Done,
-                                ToolStatus::Failed => ToolState::Failed,
-                            };
-                            t.elapsed = Some(now.saturating_duration_since(t.started));
-                            t.output = output;
-                            t.live_dropped = 0;
-                        }
-                    });
-                }
-            }
-            Event::ToolOutput { id, text } => {
-                if let Some(i) = self.tool_index(&id) {
-                    self.edit(i, |k| {
-                        if let EntryKind::Tool(t) = k {
-                            t.output.push_str(&text);
-                            keep_tail(t);
-                        }
-                    });
-                }
-            }
+            } => self.edit_tool(&id, |t| {
+                t.state = match status {
+                    ToolStatus::Completed => ToolState::Done,
+                    ToolStatus::Failed => ToolState::Failed,
+                };
+                t.elapsed = Some(now.saturating_duration_since(t.started));
+                t.output = output;
+                t.live_dropped = 0;
+            }),
+            Event::ToolOutput { id, text } => self.edit_tool(&id, |t| {
+                t.output.push_str(&text);
+                keep_tail(t);
+            }),
             Event::Notice { text } => {
                 self.push(EntryKind::Notice(text));
             }
@@ -398,6 +334,68 @@ impl Transcript {
                 self.end_busy();
             }
         }
+    }
+
+    /// A chunk of the answer: it grows the open answer or opens one.
+    fn answer(&mut self, text: String, now: Instant) {
+        if text.is_empty() {
+            return;
+        }
+        match self.open_answer {
+            Some(i) => self.edit(i, |k| {
+                if let EntryKind::Answer(all) = k {
+                    all.push_str(&text);
+                }
+            }),
+            None => {
+                let i = self.push(EntryKind::Answer(text));
+                self.open_answer = Some(i);
+            }
+        }
+        self.set_status("Writing", now);
+    }
+
+    /// A chunk of reasoning: it grows the open thinking block or opens
+    /// one, folded.
+    fn thinking(&mut self, text: String, now: Instant) {
+        if text.is_empty() {
+            return;
+        }
+        self.set_status("Thinking", now);
+        match self.open_thinking {
+            Some(i) => self.edit(i, |k| {
+                if let EntryKind::Thinking { text: all, .. } = k {
+                    all.push_str(&text);
+                }
+            }),
+            None => {
+                let i = self.push(EntryKind::Thinking {
+                    text,
+                    expanded: false,
+                });
+                self.open_thinking = Some(i);
+            }
+        }
+    }
+
+    /// A call's block, pending until it runs; an edit keeps its diff.
+    fn tool_started(&mut self, info: ToolInfo, now: Instant) {
+        self.set_status(&format!("Running {}", info.tool), now);
+        self.push(EntryKind::Tool(ToolEntry {
+            id: info.id,
+            tool: info.tool,
+            title: info.title,
+            state: ToolState::Pending,
+            started: now,
+            elapsed: None,
+            output: String::new(),
+            live_dropped: 0,
+            diff: info
+                .change
+                .map(|c: FileChange| c.diff)
+                .filter(|d| !d.is_empty()),
+            expanded: false,
+        }));
     }
 }
 
