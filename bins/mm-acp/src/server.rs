@@ -446,36 +446,8 @@ impl Server {
         if cancel.is_cancelled() {
             return answer(&sink, responder, StopReason::Cancelled);
         }
-        let question = crate::prompt::question(&request.prompt);
         let dyn_sink: Arc<dyn Sink> = sink.clone();
-
-        let commands = agent.commands().clone();
-        let question = match commands.parse(&question, Front::Editor) {
-            Parsed::NotCommand => Some(question),
-            Parsed::Unknown(name) => {
-                show(&sink, commands.unknown(name, Front::Editor));
-                None
-            }
-            Parsed::Command { command, argument } => {
-                let outcome = agent
-                    .run_command(
-                        command,
-                        argument,
-                        Front::Editor,
-                        dyn_sink.clone(),
-                        cancel.clone(),
-                    )
-                    .await;
-                match outcome {
-                    Outcome::Ask(question) => Some(question),
-                    other => {
-                        show(&sink, other);
-                        None
-                    }
-                }
-            }
-        };
-        let stop = match question {
+        let stop = match editor_question(&mut agent, request, &sink, cancel).await {
             None => StopReason::EndTurn,
             Some(question) => {
                 let mut run = Box::pin(agent.ask(&question, dyn_sink, cancel.clone()));
@@ -488,22 +460,12 @@ impl Server {
                     _ = grace => None,
                 };
                 match report {
-                    Some(report) => match report.outcome {
-                        TurnOutcome::Done | TurnOutcome::Failed(_) => StopReason::EndTurn,
-                        TurnOutcome::MaxTurns => StopReason::MaxTurnRequests,
-                        TurnOutcome::Cancelled => StopReason::Cancelled,
-                    },
+                    Some(report) => stop_reason(&report.outcome),
                     None => {
                         // Answer now; let the turn unwind (and keep its
                         // history) before the next one starts.
                         answer(&sink, responder, StopReason::Cancelled);
-                        if tokio::time::timeout(Duration::from_secs(30), &mut run)
-                            .await
-                            .is_err()
-                        {
-                            tracing::warn!("a cancelled turn did not stop within 30s; dropped");
-                        }
-                        drop(run);
+                        unwind(run).await;
                         // A dropped turn can leave a call without its
                         // result; the next request must still be valid
                         // (docs/design.md#every-call-gets-a-result).
@@ -594,4 +556,56 @@ fn internal(message: impl Into<String>) -> Error {
 /// A session id for the editor when sessions are disabled.
 fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
+}
+
+/// The question of an editor's prompt, or `None` when it was a command
+/// that answered by itself (shown to the editor as it ran).
+async fn editor_question(
+    agent: &mut Agent,
+    request: &PromptRequest,
+    sink: &Arc<AcpSink>,
+    cancel: &CancellationToken,
+) -> Option<String> {
+    let question = crate::prompt::question(&request.prompt);
+    let commands = agent.commands().clone();
+    match commands.parse(&question, Front::Editor) {
+        Parsed::NotCommand => Some(question),
+        Parsed::Unknown(name) => {
+            show(sink, commands.unknown(name, Front::Editor));
+            None
+        }
+        Parsed::Command { command, argument } => {
+            let dyn_sink: Arc<dyn Sink> = sink.clone();
+            let outcome = agent
+                .run_command(command, argument, Front::Editor, dyn_sink, cancel.clone())
+                .await;
+            match outcome {
+                Outcome::Ask(question) => Some(question),
+                other => {
+                    show(sink, other);
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// How a finished turn is reported to the editor.
+fn stop_reason(outcome: &TurnOutcome) -> StopReason {
+    match outcome {
+        TurnOutcome::Done | TurnOutcome::Failed(_) => StopReason::EndTurn,
+        TurnOutcome::MaxTurns => StopReason::MaxTurnRequests,
+        TurnOutcome::Cancelled => StopReason::Cancelled,
+    }
+}
+
+/// Let a cancelled turn that outlived its grace unwind, for at most 30 s,
+/// then drop it.
+async fn unwind<F: std::future::Future>(mut run: std::pin::Pin<Box<F>>) {
+    if tokio::time::timeout(Duration::from_secs(30), &mut run)
+        .await
+        .is_err()
+    {
+        tracing::warn!("a cancelled turn did not stop within 30s; dropped");
+    }
 }
