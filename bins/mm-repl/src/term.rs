@@ -336,32 +336,11 @@ impl TermSink {
         let mut s = self.lock();
         let st = &mut *s;
         match event {
-            Event::Text { text } => {
-                if st.reasoning {
-                    // A blank line between the reasoning and the answer.
-                    st.reasoning = false;
-                    st.screen.ensure_line_start(Target::Info);
-                    st.screen.write(Target::Info, "\n");
-                }
-                match &mut st.answer {
-                    Some(stream) => {
-                        let lines = stream.push(&text);
-                        write_markdown(&mut st.screen, &lines);
-                    }
-                    None => st.screen.write(Target::Answer, &text),
-                }
-            }
+            Event::Text { text } => st.answer_text(&text),
             Event::Reasoning { text } => {
-                if !self.options.show_thinking {
-                    return;
+                if self.options.show_thinking {
+                    st.reasoning_text(&text);
                 }
-                if !st.reasoning {
-                    flush_answer(st);
-                    st.reasoning = true;
-                    st.screen.ensure_line_start(Target::Answer);
-                    st.screen.ensure_line_start(Target::Info);
-                }
-                write_reasoning(&mut st.screen, &text);
             }
             Event::Status { text } => st.screen.set_status(&text),
             // A replayed conversation's questions: the REPL shows only
@@ -391,21 +370,7 @@ impl TermSink {
                 st.screen.set_status(&format!("Running {tool}"));
             }
             Event::ToolOutput { id, text } => {
-                let room = self.options.preview_lines;
-                let live = st.live.entry(id).or_default();
-                let lines = live.take(&text, room);
-                let more = live.more;
-                for line in lines {
-                    st.screen.write_above_spinner(
-                        Target::Info,
-                        Style::Dim,
-                        &format!("{INDENT}{line}\n"),
-                    );
-                }
-                if more > 0 {
-                    let detail = mm_ui::fold::more_lines(more);
-                    st.screen.set_detail(detail.trim_start_matches("… "));
-                }
+                st.live_output(id, &text, self.options.preview_lines);
             }
             Event::ToolEnd {
                 id,
@@ -413,31 +378,7 @@ impl TermSink {
                 status,
                 output,
                 preview,
-            } => {
-                end_block(st);
-                // The lines shown while it ran are the preview's first ones.
-                let shown = st.live.remove(&id).map_or(0, |l| l.shown);
-                let info = st.tools.remove(&id).unwrap_or_else(|| ToolInfo {
-                    id: id.clone(),
-                    tool,
-                    family: ToolFamily::Other,
-                    title: String::new(),
-                    kind: ToolKind::Other,
-                    input: serde_json::Value::Null,
-                    locations: Vec::new(),
-                    change: None,
-                });
-                let lines = result_lines(&info, status, &output, &preview);
-                for line in lines.into_iter().skip(shown) {
-                    st.screen
-                        .write_styled(Target::Info, Style::Dim, &format!("{INDENT}{line}"));
-                    st.screen.write(Target::Info, "\n");
-                }
-                let asked = st.asked.remove(&id);
-                for line in diff_lines(&info, &preview, asked) {
-                    show_diff_line(&mut st.screen, line, INDENT);
-                }
-            }
+            } => st.tool_end(id, tool, status, &output, &preview),
             Event::Notice { text } => {
                 end_block(st);
                 notice(&mut st.screen, &text);
@@ -542,6 +483,90 @@ fn write_reasoning(screen: &mut Screen, text: &str) {
 }
 
 /// Write the rest of the answer being rendered.
+impl State {
+    /// A chunk of the answer: Markdown on a terminal, as it comes on a
+    /// pipe; a blank line first when reasoning came before it.
+    fn answer_text(&mut self, text: &str) {
+        if self.reasoning {
+            self.reasoning = false;
+            self.screen.ensure_line_start(Target::Info);
+            self.screen.write(Target::Info, "\n");
+        }
+        match &mut self.answer {
+            Some(stream) => {
+                let lines = stream.push(text);
+                write_markdown(&mut self.screen, &lines);
+            }
+            None => self.screen.write(Target::Answer, text),
+        }
+    }
+
+    /// A chunk of reasoning, behind its gutter; the answer so far is
+    /// flushed first.
+    fn reasoning_text(&mut self, text: &str) {
+        if !self.reasoning {
+            flush_answer(self);
+            self.reasoning = true;
+            self.screen.ensure_line_start(Target::Answer);
+            self.screen.ensure_line_start(Target::Info);
+        }
+        write_reasoning(&mut self.screen, text);
+    }
+
+    /// A running command's output: its first `room` lines above the
+    /// spinner, the rest counted in it.
+    fn live_output(&mut self, id: String, text: &str, room: usize) {
+        let live = self.live.entry(id).or_default();
+        let lines = live.take(text, room);
+        let more = live.more;
+        for line in lines {
+            self.screen
+                .write_above_spinner(Target::Info, Style::Dim, &format!("{INDENT}{line}\n"));
+        }
+        if more > 0 {
+            let detail = mm_ui::fold::more_lines(more);
+            self.screen.set_detail(detail.trim_start_matches("… "));
+        }
+    }
+
+    /// A call ended: its result's preview (without the lines shown while
+    /// it ran, which are its first ones) and an edit's diff (unless the
+    /// permission prompt showed it).
+    fn tool_end(
+        &mut self,
+        id: String,
+        tool: String,
+        status: ToolStatus,
+        output: &str,
+        preview: &[String],
+    ) {
+        end_block(self);
+        let shown = self.live.remove(&id).map_or(0, |l| l.shown);
+        let asked = self.asked.remove(&id);
+        let info = self.tools.remove(&id).unwrap_or_else(|| ToolInfo {
+            id,
+            tool,
+            family: ToolFamily::Other,
+            title: String::new(),
+            kind: ToolKind::Other,
+            input: serde_json::Value::Null,
+            locations: Vec::new(),
+            change: None,
+        });
+        for line in result_lines(&info, status, output, preview)
+            .into_iter()
+            .skip(shown)
+        {
+            self.screen
+                .write_styled(Target::Info, Style::Dim, &format!("{INDENT}{line}"));
+            self.screen.write(Target::Info, "\n");
+        }
+        for line in diff_lines(&info, preview, asked) {
+            show_diff_line(&mut self.screen, line, INDENT);
+        }
+    }
+}
+
 fn flush_answer(st: &mut State) {
     if let Some(stream) = &mut st.answer
         && !stream.is_empty()
