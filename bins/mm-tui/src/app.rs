@@ -325,23 +325,8 @@ impl App {
                 self.ui.input.input(key);
                 self.ui.popup = popup::picker_for(&self.ui.text(), &self.commands);
             }
-            Action::Cancel => {
-                if self.ui.popup.take().is_some() {
-                } else if let Slot::Busy { cancel, .. } = &self.slot {
-                    cancel.cancel();
-                    self.shared.answer(Decision::Cancelled);
-                } else {
-                    self.ui.selected = None;
-                }
-            }
-            Action::Interrupt => {
-                if self.ctrl_c.is_some_and(|at| at.elapsed() <= QUIT_WINDOW) {
-                    self.quit = true;
-                } else {
-                    self.ctrl_c = Some(Instant::now());
-                    self.ui.hint = Some("Press Ctrl-C again to quit".into());
-                }
-            }
+            Action::Cancel => self.cancel(),
+            Action::Interrupt => self.interrupt(),
             Action::PageUp => self.scroll_up(rows.saturating_sub(1).max(1)),
             Action::PageDown => self.scroll_down(rows.saturating_sub(1).max(1)),
             Action::ScrollUp(n) => self.scroll_up(n),
@@ -359,24 +344,9 @@ impl App {
                     self.ui.set_text(&newer);
                 }
             }
-            Action::SelectPrev | Action::SelectNext => {
-                let t = self.shared.lock();
-                self.ui.select(&t, action == Action::SelectPrev);
-                if let Some(i) = self.ui.selected {
-                    let look = self.ui.look();
-                    self.ui.scroll =
-                        view::reveal(&t, &mut self.ui.cache, &look, rows, self.ui.scroll, i);
-                }
-            }
-            Action::Toggle => {
-                let target = self.ui.selected.or_else(|| {
-                    let t = self.shared.lock();
-                    t.entries().iter().rposition(|e| e.kind.foldable())
-                });
-                if let Some(i) = target {
-                    self.shared.update(|t| t.toggle(i));
-                }
-            }
+            Action::SelectPrev => self.select(true, rows),
+            Action::SelectNext => self.select(false, rows),
+            Action::Toggle => self.toggle(),
             Action::Complete => self.complete(),
             Action::PopupUp => {
                 if let Some(p) = &mut self.ui.popup {
@@ -398,21 +368,69 @@ impl App {
                     p.reason = Some(String::new());
                 }
             }),
-            Action::ReasonKey(key) => self.shared.update(|t| {
-                if let Some(why) = t.permission.as_mut().and_then(|p| p.reason.as_mut()) {
-                    match key.code {
-                        KeyCode::Backspace => {
-                            why.pop();
-                        }
-                        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                            why.push(c)
-                        }
-                        _ => {}
-                    }
-                }
-            }),
+            Action::ReasonKey(key) => self.reason_key(key),
             Action::Redraw => self.clear = true,
         }
+    }
+
+    /// Esc: close the picker, else stop the turn (and its question),
+    /// else drop the selection.
+    fn cancel(&mut self) {
+        if self.ui.popup.take().is_some() {
+        } else if let Slot::Busy { cancel, .. } = &self.slot {
+            cancel.cancel();
+            self.shared.answer(Decision::Cancelled);
+        } else {
+            self.ui.selected = None;
+        }
+    }
+
+    /// Ctrl-C: the second within [`QUIT_WINDOW`] quits.
+    fn interrupt(&mut self) {
+        if self.ctrl_c.is_some_and(|at| at.elapsed() <= QUIT_WINDOW) {
+            self.quit = true;
+        } else {
+            self.ctrl_c = Some(Instant::now());
+            self.ui.hint = Some("Press Ctrl-C again to quit".into());
+        }
+    }
+
+    /// Tab / Shift-Tab: select the next foldable block and scroll to it.
+    fn select(&mut self, back: bool, rows: usize) {
+        let t = self.shared.lock();
+        self.ui.select(&t, back);
+        if let Some(i) = self.ui.selected {
+            let look = self.ui.look();
+            self.ui.scroll = view::reveal(&t, &mut self.ui.cache, &look, rows, self.ui.scroll, i);
+        }
+    }
+
+    /// Unfold or fold the selected block, or the last foldable one.
+    fn toggle(&mut self) {
+        let target = self.ui.selected.or_else(|| {
+            let t = self.shared.lock();
+            t.entries().iter().rposition(|e| e.kind.foldable())
+        });
+        if let Some(i) = target {
+            self.shared.update(|t| t.toggle(i));
+        }
+    }
+
+    /// A key typed into a rejection's reason.
+    fn reason_key(&mut self, key: KeyEvent) {
+        self.shared.update(|t| {
+            if let Some(why) = t.permission.as_mut().and_then(|p| p.reason.as_mut()) {
+                match key.code {
+                    KeyCode::Backspace => {
+                        why.pop();
+                    }
+                    KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        why.push(c)
+                    }
+                    _ => {}
+                }
+            }
+        });
     }
 
     fn scroll_up(&mut self, n: usize) {
