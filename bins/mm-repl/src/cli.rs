@@ -1,7 +1,7 @@
 //! The flags of `mm-repl`.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mm_config::{DemoFlag, SessionFlags, SettingsFlags};
+use mm_config::TerminalFlags;
 
 /// How one-shot mode prints the turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -35,13 +35,7 @@ pub struct Cli {
     pub output_format: OutputFormat,
 
     #[command(flatten)]
-    pub settings: SettingsFlags,
-
-    #[command(flatten)]
-    pub session: SessionFlags,
-
-    #[command(flatten)]
-    pub demo: DemoFlag,
+    pub flags: TerminalFlags,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -86,7 +80,7 @@ mod tests {
         ]);
         assert_eq!(cli.prompt.as_deref(), Some("hi"));
         assert_eq!(cli.output_format, OutputFormat::Json);
-        assert_eq!(cli.settings.model.as_deref(), Some("ollama/x"));
+        assert_eq!(cli.flags.settings.model.as_deref(), Some("ollama/x"));
         assert!(Cli::try_parse_from(["mm-repl", "--continue", "--resume", "x"]).is_err());
     }
 

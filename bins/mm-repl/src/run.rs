@@ -5,8 +5,8 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mm_agent::{PermissionSource, StartError};
-use mm_config::Sources;
+use mm_agent::StartError;
+use mm_agent::start::{Demo, Terminal};
 
 use crate::cli::{Cli, Command};
 use crate::{exit, logging, oneshot, repl};
@@ -61,31 +61,16 @@ pub async fn run(cli: Cli) -> u8 {
 }
 
 async fn start(cli: Cli) -> Result<u8, StartError> {
-    let cwd = cli.session.working_dir().map_err(StartError::WorkingDir)?;
-
     // The demo's model server and its folder live until the end of `start`.
-    let demo = if cli.demo.demo {
-        let server = mm_mock::start_demo()
-            .await
-            .map_err(|e| StartError::Front(format!("cannot start the demo model: {e}")))?;
-        let demo = mm_agent::start::Demo::new(&server.url())?;
-        Some((server, demo))
-    } else {
-        None
+    let server = match cli.flags.demo.demo {
+        true => Some(mm_mock::start_demo().await.map_err(StartError::Demo)?),
+        false => None,
     };
-
-    let mut flags = cli.settings.overrides();
-    if let Some((_, demo)) = &demo {
-        demo.overrides(&mut flags);
-    }
-    let sources = Sources::from_process(cwd.clone(), cli.settings.config.clone(), flags);
-    let loaded = mm_config::load(&sources)?;
-    if cli.settings.print_config {
-        print!("{}", mm_agent::start::config_text(&loaded));
+    let demo = server.as_ref().map(|s| Demo::new(&s.url())).transpose()?;
+    let Some(start) = Terminal::load(&cli.flags, demo.as_ref())? else {
         return Ok(0);
-    }
-    let config = loaded.config;
-    tracing::info!(model = %config.model, cwd = %cwd.display(), "starting");
+    };
+    tracing::info!(model = %start.config.model, cwd = %start.cwd.display(), "starting");
 
     let one_shot = cli.prompt.is_some() || !std::io::stdin().is_terminal();
     let question = if one_shot {
@@ -98,21 +83,7 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
         None
     };
 
-    let (mut agent, resumed) = match &demo {
-        Some((_, demo)) => demo.agent(
-            config,
-            &cwd,
-            PermissionSource::Terminal,
-            cli.session.resume(),
-        )?,
-        None => mm_agent::start::agent(
-            config,
-            &cwd,
-            PermissionSource::Terminal,
-            cli.session.resume(),
-        )?,
-    };
-
+    let (mut agent, resumed) = start.agent(&cli.flags, demo.as_ref())?;
     Ok(match question {
         Some(q) => oneshot::run(&mut agent, &q, cli.output_format).await,
         None => repl::Repl::new(agent).run(resumed).await,

@@ -4,10 +4,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use mm_agent::config::load;
-use mm_agent::start::Demo;
-use mm_agent::{Agent, PermissionSource, StartError};
-use mm_config::{DemoFlag, SessionFlags, SettingsFlags};
+use mm_agent::start::{Demo, Terminal};
+use mm_agent::{Agent, StartError};
+use mm_config::TerminalFlags;
 
 /// mm in a full-screen window: the same agent as mm-repl, with a
 /// transcript, folded tool output and an inline permission prompt.
@@ -15,13 +14,7 @@ use mm_config::{DemoFlag, SessionFlags, SettingsFlags};
 #[command(name = "mm-tui", version = mm_agent::version(), about, long_about)]
 pub struct Cli {
     #[command(flatten)]
-    pub settings: SettingsFlags,
-
-    #[command(flatten)]
-    pub session: SessionFlags,
-
-    #[command(flatten)]
-    pub demo: DemoFlag,
+    pub flags: TerminalFlags,
 }
 
 /// What the window runs with: the agent, what to say about a resumed
@@ -36,35 +29,19 @@ pub struct Prepared {
 /// Everything before the window opens; `None` when a flag answered alone
 /// (`--print-config`).
 pub async fn prepare(cli: &Cli) -> Result<Option<Prepared>, StartError> {
-    let cwd = cli.session.working_dir().map_err(StartError::WorkingDir)?;
-    let demo = if cli.demo.demo {
-        let server = mm_mock::start_demo()
-            .await
-            .map_err(|e| StartError::Front(format!("cannot start the demo model: {e}")))?;
-        let demo = Demo::new(&server.url())?;
-        Some((server, demo))
-    } else {
-        None
+    let server = match cli.flags.demo.demo {
+        true => Some(mm_mock::start_demo().await.map_err(StartError::Demo)?),
+        false => None,
     };
-    let mut overrides = cli.settings.overrides();
-    if let Some((_, demo)) = &demo {
-        demo.overrides(&mut overrides);
-    }
-    let sources = mm_config::Sources::from_process(&cwd, cli.settings.config.clone(), overrides);
-    let loaded = load(&sources)?;
-    if cli.settings.print_config {
-        print!("{}", mm_agent::start::config_text(&loaded));
+    let demo = server.as_ref().map(|s| Demo::new(&s.url())).transpose()?;
+    let Some(start) = Terminal::load(&cli.flags, demo.as_ref())? else {
         return Ok(None);
-    }
-    let (source, resume) = (PermissionSource::Terminal, cli.session.resume());
-    let (agent, resumed) = match &demo {
-        Some((_, demo)) => demo.agent(loaded.config, &cwd, source, resume)?,
-        None => mm_agent::start::agent(loaded.config, &cwd, source, resume)?,
     };
+    let (agent, resumed) = start.agent(&cli.flags, demo.as_ref())?;
     Ok(Some(Prepared {
         agent,
         resumed,
-        demo,
+        demo: server.zip(demo),
     }))
 }
 
@@ -91,8 +68,8 @@ mod tests {
             "--resume",
             "abc",
         ]);
-        assert_eq!(cli.settings.model.as_deref(), Some("openai/x"));
-        assert_eq!(cli.session.resume.as_deref(), Some("abc"));
+        assert_eq!(cli.flags.settings.model.as_deref(), Some("openai/x"));
+        assert_eq!(cli.flags.session.resume.as_deref(), Some("abc"));
         assert!(Cli::try_parse_from(["mm-tui", "--continue", "--resume", "x"]).is_err());
     }
 }

@@ -27,6 +27,9 @@ pub enum StartError {
     /// The session `--continue` or `--resume` asked for cannot be continued.
     #[error("cannot resume: {0}")]
     Resume(AgentError),
+    /// `--demo`'s scripted model could not be served.
+    #[error("cannot start the demo model: {0}")]
+    Demo(std::io::Error),
     /// Anything else the front end needs before it runs (its runtime, its
     /// terminal, its question).
     #[error("{0}")]
@@ -58,6 +61,62 @@ pub fn agent(
         None => None,
     };
     Ok((agent, resumed))
+}
+
+/// What a terminal front end starts from: its working folder and the
+/// settings in force.
+#[cfg(feature = "cli")]
+#[derive(Debug)]
+pub struct Terminal {
+    /// The session's root (`--cwd` or the process's own folder).
+    pub cwd: std::path::PathBuf,
+    /// The settings, flags and the demo's model included.
+    pub config: Config,
+}
+
+#[cfg(feature = "cli")]
+impl Terminal {
+    /// The settings of a terminal front end from its flags, the demo's
+    /// model in place of the user's when `demo` is given. `None` when
+    /// `--print-config` asked for them: they were printed, nothing runs.
+    pub fn load(
+        flags: &mm_config::TerminalFlags,
+        demo: Option<&Demo>,
+    ) -> Result<Option<Terminal>, StartError> {
+        let cwd = flags
+            .session
+            .working_dir()
+            .map_err(StartError::WorkingDir)?;
+        let mut overrides = flags.settings.overrides();
+        if let Some(demo) = demo {
+            demo.overrides(&mut overrides);
+        }
+        let sources =
+            mm_config::Sources::from_process(cwd.clone(), flags.settings.config.clone(), overrides);
+        let loaded = mm_config::load(&sources)?;
+        if flags.settings.print_config {
+            print!("{}", config_text(&loaded));
+            return Ok(None);
+        }
+        Ok(Some(Terminal {
+            cwd,
+            config: loaded.config,
+        }))
+    }
+
+    /// The agent, resuming what `--continue`/`--resume` name: the demo's
+    /// when `demo` is given. With the line that says what was resumed.
+    pub fn agent(
+        self,
+        flags: &mm_config::TerminalFlags,
+        demo: Option<&Demo>,
+    ) -> Result<(Agent, Option<String>), StartError> {
+        let (source, resume) = (PermissionSource::Terminal, flags.session.resume());
+        match demo {
+            Some(demo) => demo.agent(self.config, &self.cwd, source, resume),
+            None => agent(self.config, &self.cwd, source, resume),
+        }
+    }
 }
 
 /// What every front end says first in `--demo`.

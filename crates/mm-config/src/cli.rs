@@ -56,6 +56,22 @@ pub struct DemoFlag {
     pub demo: bool,
 }
 
+/// The flags of a terminal front end (`mm-repl`, `mm-tui`): the
+/// settings, where the session starts, and `--demo`. One struct, so the
+/// two binaries cannot grow apart.
+#[derive(Debug, Clone, Default, PartialEq, Args)]
+pub struct TerminalFlags {
+    /// `--model`, `--base-url`, `--config`, `--print-config`.
+    #[command(flatten)]
+    pub settings: SettingsFlags,
+    /// `--cwd`, `--continue`, `--resume`.
+    #[command(flatten)]
+    pub session: SessionFlags,
+    /// `--demo`.
+    #[command(flatten)]
+    pub demo: DemoFlag,
+}
+
 /// The process's working directory, or why it has none.
 pub fn current_dir() -> Result<PathBuf, String> {
     std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))

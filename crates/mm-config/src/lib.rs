@@ -19,7 +19,7 @@ pub mod ranges;
 pub mod settings;
 
 #[cfg(feature = "cli")]
-pub use cli::{DemoFlag, SessionFlags, SettingsFlags};
+pub use cli::{DemoFlag, SessionFlags, SettingsFlags, TerminalFlags};
 pub use dirs::{BaseDirs, config_dir, data_dir, state_dir};
 pub use error::ConfigError;
 pub use load::{KEYS, Loaded, Origin, Overrides, PROJECT_KEYS, Sources, check_file_text, load};
