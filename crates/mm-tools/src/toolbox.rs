@@ -247,9 +247,9 @@ impl Toolbox {
     }
 
     /// Runs one call end to end; never panics, never returns Err for
-    /// ordinary failures. The steps: [`Toolbox::prepare`] (find, parse,
-    /// judge, plan), `ToolStart`, [`Toolbox::consent`] (the rules, the
-    /// user), then the run and [`Toolbox::finish`].
+    /// ordinary failures. The steps: `prepare` (find, parse,
+    /// judge, plan), `ToolStart`, `consent` (the rules, the
+    /// user), then the run and `finish`.
     pub async fn call(
         &self,
         call_id: &str,
