@@ -275,7 +275,17 @@ async fn session_load_starts_the_editors_servers_too() {
         assert_eq!(response.stop_reason, StopReason::EndTurn);
         let said = chunks(&ctx.drain(), "agent_message_chunk");
         assert!(said.starts_with("time: "), "{said}");
-        assert!(!processes_with_env("MM_TEST_MARK", &mark_in_body).is_empty());
+        // `starting` is said as soon as the start is under way: the
+        // process may appear a moment later.
+        let mut started = false;
+        for _ in 0..100 {
+            if !processes_with_env("MM_TEST_MARK", &mark_in_body).is_empty() {
+                started = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(started, "no process of the editor's server ({said})");
     })
     .await;
     let mut gone = false;
