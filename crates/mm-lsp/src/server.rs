@@ -361,6 +361,9 @@ impl Conn {
                 }
                 Err(async_lsp::Error::Response(r)) => return Err(RequestError::Refused(r.message)),
                 Err(async_lsp::Error::ServiceStopped | async_lsp::Error::Eof) => {
+                    // Known dead from here on, even before the main loop
+                    // ends and says so: the caller starts it again.
+                    self.alive.store(false, Ordering::SeqCst);
                     return Err(RequestError::Stopped(stopped(&self.broken)));
                 }
                 Err(e) => return Err(RequestError::Failed(e.to_string())),
