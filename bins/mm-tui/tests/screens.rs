@@ -281,12 +281,9 @@ fn tool_done_expanded() {
     insta::assert_snapshot!(s);
 }
 
-#[test]
-fn permission_prompt() {
-    let t0 = Instant::now();
-    let mut t = Transcript::new();
-    t.start_turn("Fix the greeting", t0);
-    let info = ToolInfo {
+/// The edit of `src/main.rs` that fixes the greeting, with `diff`.
+fn greeting_edit(diff: &str) -> ToolInfo {
+    ToolInfo {
         id: "e1".into(),
         tool: "edit_file".into(),
         family: mm_ui::ToolFamily::File,
@@ -298,11 +295,19 @@ fn permission_prompt() {
             path: "/p/src/main.rs".into(),
             old_text: Some("println!(\"helo\");\n".into()),
             new_text: Some("println!(\"hello\");\n".into()),
-            diff: "@@ -1 +1 @@\n-println!(\"helo\");\n+println!(\"hello\");".into(),
+            diff: diff.into(),
             too_large: false,
             lines: 1,
         }),
-    };
+    }
+}
+
+#[test]
+fn permission_prompt() {
+    let t0 = Instant::now();
+    let mut t = Transcript::new();
+    t.start_turn("Fix the greeting", t0);
+    let info = greeting_edit("@@ -1 +1 @@\n-println!(\"helo\");\n+println!(\"hello\");");
     t.apply(Event::ToolStart { info: info.clone() }, t0);
     t.set_tool_state("e1", mm_tui::transcript::ToolState::Asking, t0);
     t.permission = Some(PendingPermission {
@@ -340,23 +345,7 @@ fn an_approved_edit_keeps_its_diff_in_sight() {
     let t0 = Instant::now();
     let mut t = Transcript::new();
     t.start_turn("Fix the greeting", t0);
-    let info = ToolInfo {
-        id: "e1".into(),
-        tool: "edit_file".into(),
-        family: mm_ui::ToolFamily::File,
-        title: "src/main.rs".into(),
-        kind: ToolKind::Edit,
-        input: serde_json::json!({}),
-        locations: vec!["/p/src/main.rs".into()],
-        change: Some(FileChange {
-            path: "/p/src/main.rs".into(),
-            old_text: Some("println!(\"helo\");\n".into()),
-            new_text: Some("println!(\"hello\");\n".into()),
-            diff: "@@ -1,1 +1,1 @@\n-println!(\"helo\");\n+println!(\"hello\");\n".into(),
-            too_large: false,
-            lines: 1,
-        }),
-    };
+    let info = greeting_edit("@@ -1,1 +1,1 @@\n-println!(\"helo\");\n+println!(\"hello\");\n");
     t.apply(Event::ToolStart { info }, t0);
     t.set_tool_state("e1", mm_tui::transcript::ToolState::Asking, t0);
     t.approved("e1");
