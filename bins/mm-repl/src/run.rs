@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mm_agent::StartError;
-use mm_agent::start::{Demo, Terminal};
+use mm_agent::start::{Demo, Launch, Terminal};
 
 use crate::cli::{Cli, Command};
 use crate::{exit, logging, oneshot, repl};
@@ -67,8 +67,12 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
         false => None,
     };
     let demo = server.as_ref().map(|s| Demo::new(&s.url())).transpose()?;
-    let Some(start) = Terminal::load(&cli.flags, demo.as_ref())? else {
-        return Ok(0);
+    let start = match Terminal::load(&cli.flags, demo.as_ref())? {
+        Launch::Run(start) => start,
+        Launch::Print(settings) => {
+            print!("{settings}");
+            return Ok(0);
+        }
     };
     tracing::info!(model = %start.config.model, cwd = %start.cwd.display(), "starting");
 

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use mm_agent::start::{Demo, Terminal};
+use mm_agent::start::{Demo, Launch, Terminal};
 use mm_agent::{Agent, StartError};
 use mm_config::TerminalFlags;
 
@@ -34,8 +34,12 @@ pub async fn prepare(cli: &Cli) -> Result<Option<Prepared>, StartError> {
         false => None,
     };
     let demo = server.as_ref().map(|s| Demo::new(&s.url())).transpose()?;
-    let Some(start) = Terminal::load(&cli.flags, demo.as_ref())? else {
-        return Ok(None);
+    let start = match Terminal::load(&cli.flags, demo.as_ref())? {
+        Launch::Run(start) => start,
+        Launch::Print(settings) => {
+            print!("{settings}");
+            return Ok(None);
+        }
     };
     let (agent, resumed) = start.agent(&cli.flags, demo.as_ref())?;
     Ok(Some(Prepared {

@@ -74,15 +74,24 @@ pub struct Terminal {
     pub config: Config,
 }
 
+/// What a terminal front end does after [`Terminal::load`].
+#[cfg(feature = "cli")]
+#[derive(Debug)]
+pub enum Launch {
+    /// Start the agent and run.
+    Run(Box<Terminal>),
+    /// `--print-config`: print this and exit (the agent never prints).
+    Print(String),
+}
+
 #[cfg(feature = "cli")]
 impl Terminal {
     /// The settings of a terminal front end from its flags, the demo's
-    /// model in place of the user's when `demo` is given. `None` when
-    /// `--print-config` asked for them: they were printed, nothing runs.
+    /// model in place of the user's when `demo` is given.
     pub fn load(
         flags: &mm_config::TerminalFlags,
         demo: Option<&Demo>,
-    ) -> Result<Option<Terminal>, StartError> {
+    ) -> Result<Launch, StartError> {
         let cwd = flags
             .session
             .working_dir()
@@ -95,13 +104,12 @@ impl Terminal {
             mm_config::Sources::from_process(cwd.clone(), flags.settings.config.clone(), overrides);
         let loaded = mm_config::load(&sources)?;
         if flags.settings.print_config {
-            print!("{}", config_text(&loaded));
-            return Ok(None);
+            return Ok(Launch::Print(config_text(&loaded)));
         }
-        Ok(Some(Terminal {
+        Ok(Launch::Run(Box::new(Terminal {
             cwd,
             config: loaded.config,
-        }))
+        })))
     }
 
     /// The agent, resuming what `--continue`/`--resume` name: the demo's
