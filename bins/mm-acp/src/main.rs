@@ -64,6 +64,8 @@ fn start(cli: Cli) -> Result<i32, StartError> {
         settings: cli.settings,
     };
     let cwd = mm_config::cli::current_dir().map_err(StartError::WorkingDir)?;
+    // SAFETY: no thread exists yet; the runtime starts below.
+    unsafe { mm_agent::take_keys(&options.settings.sources(&cwd)) };
     if options.settings.print_config {
         let loaded = mm_agent::config::load(&options.settings.sources(&cwd))?;
         // The same flag, and output, on every binary.

@@ -18,6 +18,10 @@ pub fn main() -> ExitCode {
         crate::cli::completions(shell, &mut std::io::stdout());
         return ExitCode::SUCCESS;
     }
+    if let Ok(cwd) = mm_config::cli::current_dir() {
+        // SAFETY: no thread exists yet; the runtime starts below.
+        unsafe { mm_agent::take_keys(&cli.flags.settings.sources(cwd)) };
+    }
     // One thread: the turn is I/O-bound, and startup must be instant.
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

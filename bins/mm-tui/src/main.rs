@@ -17,6 +17,10 @@ fn stop_tools() {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Ok(cwd) = mm_config::cli::current_dir() {
+        // SAFETY: no thread exists yet; the runtime starts below.
+        unsafe { mm_agent::take_keys(&cli.flags.settings.sources(cwd)) };
+    }
     logging::init(&mm_agent::config::state_dir());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -192,7 +192,12 @@ impl Agent {
         } = tools::toolbox(&config, cwd, &secrets);
         let mut commands = Commands::builtin();
         let mut file_warnings = custom::load(&mut commands, &config.user_dir, cwd);
-        let instructions = Instructions::gather(cwd, &config.user_dir, &config.instructions);
+        let (permissions, sandbox_warning) = crate::permissions::build(&config, cwd, source)?;
+        let instructions =
+            Instructions::gather_with(cwd, &config.user_dir, &config.instructions, &|path| {
+                crate::permissions::read_denied(&permissions, cwd, path)
+            });
+        file_warnings.extend(instructions.skipped.iter().cloned());
         file_warnings.extend(instructions.notice());
         warnings.extend(file_warnings.iter().cloned());
         let decls = toolbox
@@ -204,7 +209,6 @@ impl Agent {
                 parameters: s.parameters,
             })
             .collect();
-        let (permissions, sandbox_warning) = crate::permissions::build(&config, cwd, source)?;
         warnings.extend(sandbox_warning);
         let store = config
             .sessions
@@ -1377,7 +1381,7 @@ fn ask_window(engine: &Engine) -> Option<tokio::task::JoinHandle<Window>> {
 fn secrets(config: &Config, engine: &Engine) -> Vec<String> {
     let mut all = engine.secrets();
     for var in tools::key_vars(config) {
-        if let Ok(value) = std::env::var(&var)
+        if let Some(value) = mm_redact::keys::var(&var)
             && !value.trim().is_empty()
             && !all.contains(&value)
         {

@@ -6,7 +6,11 @@
 //! (it replaces `AGENTS.md`). Their combined text has one size limit; when
 //! it is over, the outermost files are cut first (the global file, then the
 //! root's), since the nearest ones speak of the code being worked on.
-//! Project files whose real path leaves the repository are not read.
+//! Project files whose real path leaves the repository are not read, nor
+//! project files that are symbolic links to anything but Markdown, files
+//! inside `.git`, or files a
+//! `read_file` deny rule covers: each is skipped with one line saying so,
+//! so a repository cannot smuggle `.env` into the prompt under another name.
 
 use std::fs::{self, File};
 use std::io::Read;
@@ -67,6 +71,8 @@ pub struct Instructions {
     pub files: Vec<InstructionFile>,
     /// The names looked for (for the banner when none was found).
     pub names: Vec<String>,
+    /// One line per file found but not read, and why.
+    pub skipped: Vec<String>,
 }
 
 impl Instructions {
@@ -74,13 +80,34 @@ impl Instructions {
     /// folder from the repository root holding `cwd` down to `cwd`; without
     /// a repository only `cwd` is looked in.
     pub fn gather(cwd: &Path, user_dir: &Path, names: &[String]) -> Instructions {
+        Instructions::gather_with(cwd, user_dir, names, &|_| None)
+    }
+
+    /// Like [`Instructions::gather`]; `denied` names the deny rule that
+    /// covers a path (given as found and resolved), if any: such a file is
+    /// skipped.
+    pub fn gather_with(
+        cwd: &Path,
+        user_dir: &Path,
+        names: &[String],
+        denied: &dyn Fn(&Path) -> Option<String>,
+    ) -> Instructions {
         let mut files = Vec::new();
+        let mut skipped = Vec::new();
+        let refused = |found: &Path, real: &Path| denied(found).or_else(|| denied(real));
         let mut seen: Vec<PathBuf> = Vec::new();
         for name in names {
-            if let Some(real) = fs::canonicalize(user_dir.join(name)).ok()
+            let found = user_dir.join(name);
+            if let Some(real) = fs::canonicalize(&found).ok()
                 && !seen.contains(&real)
-                && let Some((text, size)) = read(&real)
             {
+                if let Some(rule) = refused(&found, &real) {
+                    skipped.push(skip_line(&found.display().to_string(), &deny_why(&rule)));
+                    continue;
+                }
+                let Some((text, size)) = read(&real) else {
+                    continue;
+                };
                 seen.push(real);
                 files.push(InstructionFile {
                     shown: user_dir.join(name).display().to_string(),
@@ -107,12 +134,18 @@ impl Instructions {
                 .map(|rest| rest.components().count())
                 .unwrap_or(0);
             for name in names {
+                let found = level.join(name);
+                let shown = format!("{}{name}", "../".repeat(back));
                 // Inside the project only, symlinks resolved: a repository's
                 // AGENTS.md linking to ~/.ssh/… is not read.
-                let Ok(real) = fs::canonicalize(level.join(name)) else {
+                let Ok(real) = fs::canonicalize(&found) else {
                     continue;
                 };
                 if !real.starts_with(&root) || seen.contains(&real) {
+                    continue;
+                }
+                if let Some(why) = project_refusal(&found, &real, &root, &refused) {
+                    skipped.push(skip_line(&shown, &why));
                     continue;
                 }
                 let Some((text, size)) = read(&real) else {
@@ -120,7 +153,7 @@ impl Instructions {
                 };
                 seen.push(real);
                 files.push(InstructionFile {
-                    shown: format!("{}{name}", "../".repeat(back)),
+                    shown,
                     scope: Scope::Project,
                     text,
                     size,
@@ -132,6 +165,7 @@ impl Instructions {
         Instructions {
             files,
             names: names.to_vec(),
+            skipped,
         }
     }
 
@@ -197,6 +231,47 @@ impl Instructions {
             parts.join("; ")
         ))
     }
+}
+
+/// Why a project file is not read, if it is not: a link (anywhere on its
+/// way inside the project), a file inside `.git`, or a deny rule.
+fn project_refusal(
+    found: &Path,
+    real: &Path,
+    root: &Path,
+    refused: &dyn Fn(&Path, &Path) -> Option<String>,
+) -> Option<String> {
+    if let Ok(inside) = real.strip_prefix(root)
+        && inside.components().any(|c| c.as_os_str() == ".git")
+    {
+        return Some("it is inside .git".to_owned());
+    }
+    // `AGENTS.md -> CLAUDE.md` is common and harmless; a link to anything
+    // that is not Markdown (`.env`, a key file) is how a repository would
+    // smuggle a secret in.
+    let markdown = real
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("md"));
+    if !markdown && is_link_below(found, root) {
+        return Some("it is a symbolic link to a file that is not Markdown".to_owned());
+    }
+    refused(found, real).map(|rule| deny_why(&rule))
+}
+
+/// Whether `path` or a folder on its way up to `root` (excluded) is a
+/// symbolic link.
+fn is_link_below(path: &Path, root: &Path) -> bool {
+    path.ancestors()
+        .take_while(|p| *p != root && p.starts_with(root))
+        .any(|p| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
+}
+
+fn deny_why(rule: &str) -> String {
+    format!("denied by rule \"{rule}\"")
+}
+
+fn skip_line(shown: &str, why: &str) -> String {
+    format!("instructions: skipped {shown}: {why}")
 }
 
 /// The nearest folder at or above `dir` that holds `.git` (a folder, or

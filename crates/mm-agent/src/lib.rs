@@ -14,6 +14,7 @@ pub mod commands;
 pub mod compact;
 pub mod history;
 pub mod instructions;
+pub mod keys;
 pub mod mcp;
 pub mod mention;
 pub mod permissions;
@@ -26,6 +27,7 @@ pub use agent::{
     Agent, AgentError, INTERRUPTED, NOT_RUN, PermissionSource, SessionList, TurnReport, Unreadable,
     list_sessions, scan_sessions,
 };
+pub use keys::take_keys;
 pub use mcp::EditorServer;
 pub use mm_config as config;
 pub use mm_engine::{Message, ModelEntry, ToolCall, Usage, Window, WindowSource};

@@ -42,7 +42,7 @@ impl McpSession {
     /// Without a tokio runtime (a library user calling from plain code)
     /// no server starts, and a warning says so.
     pub(crate) fn start(config: &Config, cwd: &Path, editor: &[EditorServer]) -> McpSession {
-        let env = |name: &str| std::env::var(name).ok();
+        let env = |name: &str| mm_redact::keys::var(name);
         let remove_env = crate::tools::key_vars(config);
         let source = SpecSource {
             env: &env,

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use mm_config::{Config, PermissionSetting, SandboxSetting};
-use mm_policy::{Listing, Mode, Policy, RuleLists, Sandbox, SandboxMode};
+use mm_policy::{Call, Listing, Mode, Policy, RuleLists, Sandbox, SandboxMode, Subject, Verdict};
 use mm_tools::Permissions;
 
 use crate::agent::{AgentError, PermissionSource};
@@ -40,6 +40,22 @@ pub fn build(
     let sandbox = Sandbox::new(mode, config.sandbox_network, cwd, &std::env::temp_dir());
     let warning = sandbox.unavailable().map(|_| sandbox.describe());
     Ok((Permissions::with(policy, sandbox), warning))
+}
+
+/// The deny rule that keeps `read_file` from `path`, if one does: files
+/// mm reads by itself (instructions) obey the same rules as the model's
+/// reads.
+pub fn read_denied(permissions: &Permissions, cwd: &Path, path: &Path) -> Option<String> {
+    let call = Call {
+        tool: "read_file",
+        subject: Subject::Path(path),
+        changes: false,
+        cwd,
+    };
+    match permissions.policy().check(&call) {
+        Verdict::Deny(rule) => Some(rule),
+        _ => None,
+    }
 }
 
 /// The `/permissions` lines: the default, each list of rules (the

@@ -186,7 +186,7 @@ pub fn config_text(loaded: &Loaded) -> String {
         Some(_) => None,
         None => window_in_force(&loaded.config),
     };
-    let key = key_in_force(&loaded.config, |var| std::env::var_os(var).is_some());
+    let key = key_in_force(&loaded.config, mm_redact::keys::is_set);
     let mut text = loaded.print_with(&Resolved {
         window,
         key: Some(key),

@@ -48,7 +48,7 @@ impl Layer {
         path: &Path,
         required: bool,
     ) -> Result<Option<Layer>, ConfigError> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match read_bounded(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(None),
             Err(source) => {
@@ -61,6 +61,60 @@ impl Layer {
         let dict = parse_yaml(&origin, path, &text)?;
         Ok(Some(Layer { origin, dict }))
     }
+}
+
+/// The most a settings file may hold: far more than any real one, and
+/// small enough that a hostile file cannot exhaust memory.
+pub const MAX_SETTINGS_FILE: u64 = 1024 * 1024;
+
+/// The text of a settings file, read only when it is a regular file (a
+/// FIFO would hang start-up, a device could stream forever) of at most
+/// [`MAX_SETTINGS_FILE`] bytes. The open does not block, so a FIFO is
+/// refused rather than waited on.
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    let kind = meta.file_type();
+    let what = if kind.is_file() {
+        None
+    } else if kind.is_dir() {
+        Some("a folder")
+    } else if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_char_device() {
+        Some("a character device")
+    } else if kind.is_block_device() {
+        Some("a block device")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else {
+        Some("not a file")
+    };
+    if let Some(what) = what {
+        return Err(std::io::Error::other(format!(
+            "it is {what}, not a regular file"
+        )));
+    }
+    let too_large = || {
+        std::io::Error::other(format!(
+            "it is larger than {} KiB, the most a settings file may hold",
+            MAX_SETTINGS_FILE / 1024
+        ))
+    };
+    if meta.len() > MAX_SETTINGS_FILE {
+        return Err(too_large());
+    }
+    let mut text = String::new();
+    file.take(MAX_SETTINGS_FILE + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_SETTINGS_FILE {
+        return Err(too_large());
+    }
+    Ok(text)
 }
 
 /// The top-level mapping of a YAML text; an empty file (or only comments)

@@ -754,7 +754,7 @@ fn unreadable_file() {
     assert_eq!(
         w.error(),
         format!(
-            "{}: cannot read the file: Is a directory (os error 21)",
+            "{}: cannot read the file: it is a folder, not a regular file",
             w.user_file().display()
         )
     );

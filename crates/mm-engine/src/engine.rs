@@ -92,9 +92,9 @@ fn install_crypto_provider() {
 
 impl Engine {
     /// Registry lookup of `PROVIDER/MODEL`, reading the key from the
-    /// process environment.
+    /// process environment (or the keys the front end took out of it).
     pub fn new(cfg: &Config) -> Result<Engine, EngineError> {
-        Engine::with_env(cfg, |name| std::env::var(name).ok())
+        Engine::with_env(cfg, mm_redact::keys::var)
     }
 
     /// Like [`Engine::new`], reading variables through `env` (tests, and

@@ -9,6 +9,8 @@
 
 use serde_json::Value;
 
+pub mod keys;
+
 /// What a redacted key value becomes.
 pub const REDACTED: &str = "[redacted]";
 
