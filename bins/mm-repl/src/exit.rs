@@ -48,11 +48,71 @@ pub fn parse_stat(stat: &str) -> Option<(i32, i32, i32)> {
     Some((pid, ppid, pgrp))
 }
 
+/// Whether this process has any child, running or exited, asked without
+/// reaping one (`WNOWAIT`): the full scan of `/proc` below is then skipped
+/// for the common one-shot answer that started nothing.
+fn has_children() -> bool {
+    // SAFETY: siginfo_t is plain old data; waitid fills it or fails.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to `info`; WNOHANG never blocks, WNOWAIT
+    // leaves an exited child for whoever waits for it.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    !(rc == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD))
+}
+
+/// This process's children as the kernel lists them per thread
+/// (`/proc/self/task/<tid>/children`, where the kernel offers it): a few
+/// small reads instead of one per process of the machine.
+fn listed_children() -> Option<Vec<i32>> {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task")
+        .ok()?
+        .filter_map(Result::ok)
+    {
+        let list = std::fs::read_to_string(task.path().join("children")).ok()?;
+        children.extend(
+            list.split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok()),
+        );
+    }
+    Some(children)
+}
+
+/// Kill `pid` with its process group when that group is its own.
+fn kill_with_group(pid: i32, my_group: i32) {
+    // SAFETY: getpgid has no memory effects; a vanished process gives -1.
+    let pgrp = unsafe { libc::getpgid(pid) };
+    // SAFETY: plain signal sends; a vanished process only gives ESRCH.
+    unsafe {
+        if pgrp > 1 && pgrp != my_group {
+            libc::killpg(pgrp, libc::SIGKILL);
+        } else {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
 /// Kill every child process of this one with its process group.
 pub fn kill_children() {
     let me = std::process::id() as i32;
     // SAFETY: getpgrp has no preconditions.
     let my_group = unsafe { libc::getpgrp() };
+    if !has_children() {
+        return;
+    }
+    if let Some(children) = listed_children() {
+        for pid in children {
+            kill_with_group(pid, my_group);
+        }
+        return;
+    }
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return;
     };
@@ -130,6 +190,14 @@ mod tests {
         assert_eq!(parse_stat("42 (sleep) S 7 42 7 0 -1"), Some((42, 7, 42)));
         assert_eq!(parse_stat("43 (a b) c) R 1 43 1"), Some((43, 1, 43)));
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn a_child_is_seen_without_being_reaped() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        // Exited or not, it is a child until someone waits for it.
+        assert!(has_children());
+        assert!(child.wait().unwrap().success());
     }
 
     #[test]

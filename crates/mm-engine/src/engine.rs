@@ -175,7 +175,15 @@ impl Engine {
         };
 
         install_crypto_provider();
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        if base_url.starts_with("http://") {
+            // A plain-HTTP server (a local one, mostly) needs no TLS roots:
+            // loading the system's store reads every file of it, a
+            // measurable part of a one-shot answer's start-up. Requests go
+            // only to the base URL, so an empty store is never consulted.
+            builder = builder.tls_certs_only(Vec::new());
+        }
+        let client = builder
             .connect_timeout(Duration::from_secs(30))
             .tcp_nodelay(true)
             // A redirect would carry the key header (`x-api-key`,
