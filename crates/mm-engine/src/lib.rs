@@ -12,6 +12,7 @@
 
 #![deny(missing_docs)]
 
+pub mod answer_loop;
 mod assemble;
 mod driver;
 mod engine;
