@@ -72,6 +72,11 @@ fn path_candidates(typed: &str, cwd: &Path) -> Vec<(String, String)> {
             if !name.starts_with(prefix) || (name.starts_with('.') && !prefix.starts_with('.')) {
                 return None;
             }
+            // The line editor writes a candidate as it is: a name holding
+            // an escape sequence is not offered.
+            if !mm_ui::sanitize::is_clean(&name) || name.contains(['\n', '\t']) {
+                return None;
+            }
             let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
             let shown = if is_dir { format!("{name}/") } else { name };
             let escaped = shown.replace(' ', "\\ ");
@@ -193,5 +198,10 @@ mod tests {
         );
         let (_, found) = candidates("@", 1, dir.path(), &Commands::builtin());
         assert_eq!(found.len(), 2, "hidden files are not offered: {found:?}");
+        // Nor a name that would write an escape sequence on the terminal.
+        std::fs::write(dir.path().join("x\x1b]52;c;aGk=\x07"), "").unwrap();
+        std::fs::write(dir.path().join("x\ny"), "").unwrap();
+        let (_, found) = candidates("@x", 2, dir.path(), &Commands::builtin());
+        assert!(found.is_empty(), "{found:?}");
     }
 }

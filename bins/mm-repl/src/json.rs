@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use mm_agent::Agent;
-use mm_ui::{Decision, Event, Sink, ToolInfo, TurnOutcome};
+use mm_ui::{Decision, Event, Sink, ToolInfo, TurnOutcome, sanitize};
 
 use crate::keys::Controls;
 use crate::term::PERMISSION_PROMPT;
@@ -72,7 +72,9 @@ impl JsonSink {
         let decision = if self.controls.can_ask() {
             let rx = self.controls.ask();
             let mut err = std::io::stderr();
-            let _ = write!(err, "{}: {}\r\n{PERMISSION_PROMPT}", info.tool, info.title);
+            // The prompt is for a person on a terminal: sanitised.
+            let (tool, title) = (sanitize(&info.tool), sanitize(&info.title));
+            let _ = write!(err, "{tool}: {title}\r\n{PERMISSION_PROMPT}");
             let _ = err.flush();
             let d = rx.await.unwrap_or(Decision::Cancelled);
             let _ = write!(err, "\r\n");

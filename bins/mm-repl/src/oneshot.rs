@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use mm_agent::Agent;
 use mm_agent::commands::{Command, Front, Outcome, Parsed};
-use mm_ui::{Event, Sink, TurnOutcome};
+use mm_ui::{Event, Sink, TurnOutcome, sanitize};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::OutputFormat;
@@ -118,8 +118,8 @@ async fn run_command(
         other => (true, other.text().unwrap_or_default()),
     };
     match format {
-        OutputFormat::Text if ok => println!("{text}"),
-        OutputFormat::Text => eprintln!("error: {text}"),
+        OutputFormat::Text if ok => println!("{}", sanitize(&text)),
+        OutputFormat::Text => eprintln!("error: {}", sanitize(&text)),
         OutputFormat::Json => {
             JsonSink::new(Arc::new(Controls::default())).line(&serde_json::json!({
                 "type": "command",
@@ -181,13 +181,13 @@ async fn ask(agent: &mut Agent, question: &str, format: OutputFormat, announce: 
         // JSON goes to a program; a person watching stderr still sees why.
         None => {
             match &report.outcome {
-                TurnOutcome::Failed(text) => eprintln!("error: {text}"),
+                TurnOutcome::Failed(text) => eprintln!("error: {}", sanitize(text)),
                 TurnOutcome::MaxTurns => eprintln!("error: the turn was stopped at maxTurns"),
                 TurnOutcome::Cancelled => eprintln!("error: the turn was cancelled"),
                 TurnOutcome::Done => {}
             }
             if let Some(text) = &report.not_saved {
-                eprintln!("error: {text}");
+                eprintln!("error: {}", sanitize(text));
             }
         }
     }

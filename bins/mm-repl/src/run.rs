@@ -46,7 +46,7 @@ pub fn main() -> ExitCode {
 
 /// Say why mm-repl cannot start; returns the exit code.
 fn fail(error: StartError) -> u8 {
-    eprintln!("mm-repl: {error}");
+    eprintln!("mm-repl: {}", mm_ui::sanitize(&error.to_string()));
     error.exit_code()
 }
 

@@ -5,6 +5,11 @@
 //! Everything a turn shows goes through one [`Screen`] behind one mutex, so
 //! the spinner is always cleared before any other output and a tool line
 //! never lands in the middle of an answer line.
+//!
+//! Text given to [`Screen::write`], [`Screen::write_styled`] and the
+//! spinner is sanitised ([`mm_ui::sanitize`]): whatever a model, a command
+//! or a server said, the only escape sequences written are the screen's
+//! own styling. Only [`Screen::write_own`] writes bytes as given.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -136,16 +141,23 @@ impl Screen {
         self.line_start[self.layout.index(target)]
     }
 
-    /// Write `text` to `target` (the spinner stops first).
+    /// Write `text`, sanitised, to `target` (the spinner stops first).
     pub fn write(&mut self, target: Target, text: &str) {
-        self.stop_spinner();
-        self.raw_write(self.layout.index(target), text);
+        self.write_own(target, &mm_ui::sanitize(text));
     }
 
-    /// Write `text` in `style` (when the stream takes color).
+    /// Write `text`, sanitised, in `style` (when the stream takes color).
     pub fn write_styled(&mut self, target: Target, style: Style, text: &str) {
-        let painted = style::paint(self.color(target), style, text);
-        self.write(target, &painted);
+        let painted = style::paint(self.color(target), style, &mm_ui::sanitize(text));
+        self.write_own(target, &painted);
+    }
+
+    /// Write `text` as given: mm's own styling around text sanitised
+    /// already (a rendered answer), an echo's backspaces, or the answer
+    /// on a stdout that is not a terminal (the model's text, for a script).
+    pub fn write_own(&mut self, target: Target, text: &str) {
+        self.stop_spinner();
+        self.raw_write(self.layout.index(target), text);
     }
 
     /// Start a new line on `target` unless the cursor is at one already.
@@ -162,6 +174,7 @@ impl Screen {
         if !self.cursor(Target::Info) {
             return;
         }
+        let status = &*one_line(status);
         if let Some(spin) = &mut self.spin {
             if spin.status != status {
                 spin.status = status.to_owned();
@@ -191,6 +204,7 @@ impl Screen {
 
     /// Set what the spinner shows after its seconds; its count goes on.
     pub fn set_detail(&mut self, detail: &str) {
+        let detail = &*one_line(detail);
         if let Some(spin) = &mut self.spin
             && spin.detail != detail
         {
@@ -264,6 +278,15 @@ impl Screen {
         } else {
             self.line_start[i] = at_start;
         }
+    }
+}
+
+/// `text` sanitised and on one line: the spinner's line is redrawn in
+/// place, a line break would leave copies of it behind.
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    match mm_ui::sanitize(text) {
+        clean if clean.contains(['\n', '\t']) => clean.replace(['\n', '\t'], " ").into(),
+        clean => clean,
     }
 }
 

@@ -3,6 +3,13 @@
 //! (`🛠️  bash: <command>`) with its preview, a spinner while waiting,
 //! notices and errors on stderr, and the counters recap after the turn.
 //! It also asks the inline a/s/r permission question.
+//!
+//! Everything shown is sanitised ([`mm_ui::sanitize`]) before mm styles
+//! it: text that arrives in pieces (reasoning, a running command's
+//! output, the answer through the Markdown renderer) through a
+//! [`Sanitizer`] that carries a sequence cut between two pieces, the rest
+//! by the [`Screen`]. The answer written to a stdout that is not a
+//! terminal is the model's text as it came, for scripts.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +18,8 @@ use std::thread::JoinHandle;
 
 use futures::future::BoxFuture;
 use mm_ui::{
-    Counters, Decision, Event, Sink, ToolFamily, ToolInfo, ToolKind, ToolStatus, TurnOutcome,
+    Counters, Decision, Event, Sanitizer, Sink, ToolFamily, ToolInfo, ToolKind, ToolStatus,
+    TurnOutcome, sanitize,
 };
 
 use crate::keys::Controls;
@@ -51,16 +59,23 @@ impl TermOptions {
 }
 
 /// The tool line shown before a call runs: the family's mark, the tool's
-/// name and the call's title.
+/// name and the call's title, sanitised (a title's lines after the first
+/// are indented).
 pub fn tool_line(info: &ToolInfo) -> String {
-    let title = info.title.replace('\n', &format!("\n{INDENT}"));
+    let title = indented(&info.title, INDENT);
     let mark = match info.family {
         ToolFamily::Skill => "📖 ",
         ToolFamily::Lsp => "🔎 ",
         ToolFamily::File => "📝 ",
         ToolFamily::Command | ToolFamily::Mcp | ToolFamily::Other => "🛠️  ",
     };
-    format!("{mark}{}: {title}", info.tool)
+    format!("{mark}{}: {title}", sanitize(&info.tool))
+}
+
+/// `text` sanitised, its lines after the first behind `indent` (a carriage
+/// return the sanitiser made a line break included).
+fn indented(text: &str, indent: &str) -> String {
+    sanitize(text).replace('\n', &format!("\n{indent}"))
 }
 
 /// The dimmed lines shown under a tool line once the call ended.
@@ -136,6 +151,8 @@ struct State {
     answer: Option<mm_ui::markdown::Stream>,
     /// Inside a block of reasoning (dimmed) not yet followed by answer text.
     reasoning: bool,
+    /// Sanitises the block of reasoning as its pieces come.
+    thought: Sanitizer,
     /// The calls started and not ended, by id, to style their `ToolEnd`.
     tools: HashMap<String, ToolInfo>,
     /// The session's token line from the last `Tokens`, for the recap.
@@ -165,7 +182,7 @@ fn reason_echo(state: Arc<Mutex<State>>) -> crate::keys::EchoFn {
                 screen.write_styled(Target::Info, Style::Yellow, REASON_PROMPT);
             }
             Echo::Char(c) => screen.write(Target::Info, c.encode_utf8(&mut [0; 4])),
-            Echo::Backspace => screen.write(Target::Info, "\x08 \x08"),
+            Echo::Backspace => screen.write_own(Target::Info, "\x08 \x08"),
         }
     })
 }
@@ -180,6 +197,9 @@ struct Live {
     shown: usize,
     /// Whole lines received past those shown.
     more: usize,
+    /// Sanitises the output as it comes: a sequence, or a CR LF, may be
+    /// cut between two pieces.
+    clean: Sanitizer,
 }
 
 /// The most of one line kept while it streams: a preview line is short,
@@ -189,8 +209,9 @@ const LIVE_LINE_MAX: usize = 4096;
 impl Live {
     /// Take `text`; the lines to show now, at most `room` in all.
     fn take(&mut self, text: &str, room: usize) -> Vec<String> {
+        let text = self.clean.push(text);
         let mut shown = Vec::new();
-        let mut rest = text;
+        let mut rest = text.as_str();
         while let Some(at) = rest.find('\n') {
             self.push_partial(&rest[..at]);
             let line = std::mem::take(&mut self.partial);
@@ -256,6 +277,7 @@ impl TermSink {
             screen,
             answer,
             reasoning: false,
+            thought: Sanitizer::new(),
             tools: HashMap::new(),
             tokens: None,
             asked: HashSet::new(),
@@ -497,7 +519,8 @@ impl State {
                 let lines = stream.push(text);
                 write_markdown(&mut self.screen, &lines);
             }
-            None => self.screen.write(Target::Answer, text),
+            // Not a terminal: the model's text as it came, for a script.
+            None => self.screen.write_own(Target::Answer, text),
         }
     }
 
@@ -507,10 +530,12 @@ impl State {
         if !self.reasoning {
             flush_answer(self);
             self.reasoning = true;
+            self.thought.reset();
             self.screen.ensure_line_start(Target::Answer);
             self.screen.ensure_line_start(Target::Info);
         }
-        write_reasoning(&mut self.screen, text);
+        let text = self.thought.push(text);
+        write_reasoning(&mut self.screen, &text);
     }
 
     /// A running command's output: its first `room` lines above the
@@ -557,6 +582,7 @@ impl State {
             .into_iter()
             .skip(shown)
         {
+            let line = indented(&line, INDENT);
             self.screen
                 .write_styled(Target::Info, Style::Dim, &format!("{INDENT}{line}"));
             self.screen.write(Target::Info, "\n");
@@ -585,7 +611,8 @@ fn write_markdown(screen: &mut Screen, lines: &[mm_ui::markdown::Line]) {
             text.push_str(&crate::style::markdown_span(color, span));
         }
         text.push('\n');
-        screen.write(Target::Answer, &text);
+        // The renderer sanitised the spans; the styling is mm's.
+        screen.write_own(Target::Answer, &text);
     }
 }
 
@@ -616,6 +643,7 @@ fn error(screen: &mut Screen, text: &str) {
 
 /// A line of a unified diff, coloured by its sign, after `indent`.
 fn show_diff_line(screen: &mut Screen, line: &str, indent: &str) {
+    let line = &indented(line, indent);
     let header = ["+++", "---", "diff "].iter().any(|h| line.starts_with(h));
     let style = if header {
         Style::Bold
@@ -866,6 +894,27 @@ mod tests {
             [tokens.as_str()]
         );
         assert!(after_turn_lines(&Counters::default(), None).is_empty());
+    }
+
+    #[test]
+    fn output_cut_mid_sequence_is_shown_clean_and_a_cr_starts_a_line() {
+        let (s, out, _err, _) = sink(Layout::Interactive, true);
+        s.event(Event::ToolStart {
+            info: info("bash", "x\x1b[2J"),
+        });
+        for piece in ["A\x1b]52;c;a", "Gk=\x07B\r", "\nC\rD\n"] {
+            s.event(Event::ToolOutput {
+                id: "c1".into(),
+                text: piece.into(),
+            });
+        }
+        s.event(Event::Reasoning {
+            text: "so \x1b[".into(),
+        });
+        s.event(Event::Reasoning {
+            text: "2Jwhat".into(),
+        });
+        assert_eq!(out.text(), "🛠️  bash: x\n   AB\n   C\n   D\n┊ so what");
     }
 
     #[test]

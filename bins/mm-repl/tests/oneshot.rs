@@ -496,3 +496,78 @@ fn json_starts_with_the_session_event_and_a_script_can_resume_it() {
     assert_eq!(first["type"], "session");
     assert!(first["session_id"].is_null(), "{first}");
 }
+
+/// A clipboard write and a screen clear, as a model or a command may send.
+const OSC52: &str = "\x1b]52;c;aGk=\x07";
+const CLEAR: &str = "\x1b[2J";
+
+/// Escapes in the answer, the command line and the command's output.
+fn hostile_script() -> Vec<Reply> {
+    let command = format!("printf 'A{OSC52}B{CLEAR}C\\n'");
+    vec![
+        Reply::tool_call(
+            "c1",
+            "bash",
+            serde_json::json!({ "command": command }).to_string(),
+        ),
+        Reply::text(format!("Done{OSC52}{CLEAR} here.")),
+    ]
+}
+
+#[test]
+fn a_piped_answer_is_the_models_text_and_stderr_is_sanitised() {
+    let w = World::new(hostile_script(), "");
+    let out = w.run(&["-p", "go"], None);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // A script reading stdout gets what the model wrote, byte for byte.
+    assert_eq!(stdout, format!("Done{OSC52}{CLEAR} here.\n"));
+    // The lines for a person hold no control character at all.
+    assert!(
+        !stderr.contains(|c: char| c.is_control() && c != '\n'),
+        "{stderr:?}"
+    );
+    assert!(stderr.contains("🛠️  bash: printf 'ABC\\n'\n"), "{stderr}");
+    assert!(stderr.contains("   ABC\n"), "{stderr}");
+}
+
+#[test]
+fn json_escapes_control_characters_and_keeps_them() {
+    let w = World::new(hostile_script(), "");
+    let out = w.run(&["-p", "go", "--output-format", "json"], None);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!stdout.contains(['\x1b', '\x07']), "{stdout:?}");
+    assert!(stdout.contains("\\u001b]52;c;aGk=\\u0007"), "{stdout}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let answer: String = lines
+        .iter()
+        .filter(|l| l["type"] == "text")
+        .map(|l| l["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(answer, format!("Done{OSC52}{CLEAR} here."));
+    let end = lines.iter().find(|l| l["type"] == "tool_end").unwrap();
+    assert_eq!(end["output"], format!("A{OSC52}B{CLEAR}C\n"));
+}
+
+#[test]
+fn a_server_error_body_is_shown_sanitised() {
+    let w = World::new(
+        vec![Reply::status(
+            500,
+            format!("overloaded{OSC52}{CLEAR} try later"),
+        )],
+        "",
+    );
+    let out = w.run(&["-p", "go"], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("overloaded try later"), "{stderr}");
+    assert!(
+        !stderr.contains(|c: char| c.is_control() && c != '\n'),
+        "{stderr:?}"
+    );
+}

@@ -1049,3 +1049,90 @@ fn a_long_command_shows_its_output_as_it_comes() {
 fn a_long_command_shows_its_output_as_it_comes_without_color() {
     a_long_command_streams(true);
 }
+
+/// A clipboard write and a screen clear, as a model or a command may send.
+const OSC52: &str = "\x1b]52;c;aGk=\x07";
+const CLEAR: &str = "\x1b[2J";
+
+/// A model that puts terminal escapes in its reasoning, its answer (cut
+/// mid-sequence between stream chunks), a bash command line and that
+/// command's output, then in its last answer.
+fn hostile_script() -> Vec<Reply> {
+    use mm_mock::Step;
+    let command = format!("printf 'A{OSC52}B{CLEAR}C\\n'; printf 'before\\rafter\\n'");
+    let arguments = serde_json::json!({ "command": command }).to_string();
+    vec![
+        Reply::stream(vec![
+            Step::reasoning("Pondering \x1b]52;c;"),
+            Step::reasoning("aGk=\x07quietly."),
+            Step::text("Look \x1b]52;c;aG"),
+            Step::text("k=\x07at \x1b["),
+            Step::text("2Jthis.\n"),
+            Step::tool_start(0, "c1", "bash"),
+            Step::tool_args(0, arguments),
+        ]),
+        Reply::text(format!("Done{OSC52}{CLEAR} here.")),
+    ]
+}
+
+/// What the terminal must never receive, and what must still be seen.
+fn assert_harmless(all: &str) {
+    assert!(!all.contains("\x1b]52"), "a clipboard write: {all:?}");
+    assert!(!all.contains(CLEAR), "a screen clear: {all:?}");
+    assert!(!all.contains("aGk="), "the sequence's payload: {all:?}");
+    let seen = strip_ansi(all);
+    for text in ["Look at this.", "Done here.", "   ABC"] {
+        assert!(seen.contains(text), "{text:?} not in {seen:?}");
+    }
+    // The text a lone CR would let overwrite its line stays in sight.
+    for line in ["   before\r\n", "   after\r\n"] {
+        assert!(seen.contains(line), "{line:?} not in {seen:?}");
+    }
+}
+
+#[test]
+fn escapes_from_the_model_and_its_commands_never_reach_the_terminal() {
+    let w = World::new(hostile_script(), "");
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "go");
+    let turn = expect(&mut s, "here.");
+    let after = expect(&mut s, PROMPT);
+    quit(s);
+    let all = format!("{turn}{after}");
+    assert_harmless(&all);
+    assert!(strip_ansi(&all).contains("Pondering quietly."), "{all:?}");
+    // What the model got back is the command's output, untouched.
+    let chats = w.chats();
+    assert_eq!(
+        messages(&chats[1]).last().unwrap()["content"],
+        format!("A{OSC52}B{CLEAR}C\nbefore\rafter\n")
+    );
+}
+
+#[test]
+fn one_shot_on_a_terminal_is_sanitised_too() {
+    let w = World::new(hostile_script(), "");
+    let mut s = w.pty(&["-p", "go"], &[]);
+    let all = match s.expect(expectrl::Eof) {
+        Ok(found) => String::from_utf8_lossy(found.as_bytes()).into_owned(),
+        Err(e) => panic!("waiting for the end: {e}"),
+    };
+    assert_harmless(&all);
+}
+
+#[test]
+fn the_recap_of_continue_is_sanitised() {
+    let w = World::new(vec![Reply::text(format!("Done{OSC52}{CLEAR} here."))], "");
+    // Piped, the answer is recorded and printed as the model wrote it.
+    let out = w.run(&["-p", "go"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", common::text(&out.stderr));
+    let mut s = w.pty(&["--continue"], &[("NO_COLOR", "1")]);
+    let banner = expect(&mut s, PROMPT);
+    quit(s);
+    assert!(banner.contains("last answer: Done here."), "{banner:?}");
+    assert!(
+        !banner.contains("\x1b]52") && !banner.contains(CLEAR),
+        "{banner:?}"
+    );
+}

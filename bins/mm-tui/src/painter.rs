@@ -64,7 +64,14 @@ fn transcript(frame: &mut Frame, t: &Transcript, ui: &mut Ui, area: Rect) {
                 format!("mm {}", ui.version),
                 Style::default().add_modifier(Modifier::BOLD),
             )),
-            Line::from(Span::styled(format!("{}  ·  {}", ui.model, ui.cwd), dim())),
+            Line::from(Span::styled(
+                format!(
+                    "{}  ·  {}",
+                    wrap::one_line(&ui.model),
+                    wrap::one_line(&ui.cwd)
+                ),
+                dim(),
+            )),
             Line::default(),
             Line::from(Span::styled("Type a question and press Enter.", dim())),
             Line::from(Span::styled(
@@ -101,7 +108,7 @@ pub fn prompt_lines(t: &Transcript, width: u16) -> Vec<Line<'static>> {
     let title = wrap::sanitize(&p.title).replace('\n', " ⏎ ");
     let head = Line::from(vec![
         Span::styled(
-            format!("‣ {}  ", p.tool),
+            format!("‣ {}  ", wrap::one_line(&p.tool)),
             Style::default()
                 .fg(Color::Magenta)
                 .add_modifier(Modifier::BOLD),
@@ -211,6 +218,8 @@ fn popup(frame: &mut Frame, ui: &Ui, area: Rect) {
             } else {
                 format!("{}{}  {}", item.label, " ".repeat(pad), item.detail)
             };
+            // A file's name may hold anything.
+            let text = wrap::one_line(&text);
             let style = if i == p.selected {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
@@ -238,7 +247,7 @@ fn rule(frame: &mut Frame, t: &Transcript, ui: &Ui, area: Rect) {
         let since = t.status_since.unwrap_or(busy);
         let frame_glyph = mm_ui::spinner::FRAMES[(ui.tick % 10) as usize];
         let secs = ui.now.saturating_duration_since(since).as_secs();
-        let label = t.status.as_deref().unwrap_or("Working");
+        let label = wrap::one_line(t.status.as_deref().unwrap_or("Working"));
         let text = format!("─ {frame_glyph} {label} ({secs}s) · Esc cancels ");
         used += wrap::width(&text);
         spans.push(Span::styled(
@@ -283,11 +292,11 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
     } else {
         format!(" · {tokens} ")
     };
-    let model = format!(" {}", ui.model);
+    let model = format!(" {}", wrap::one_line(&ui.model));
     let fixed = wrap::width(&left) + wrap::width(&model) + wrap::width(&tail);
     let room = width.saturating_sub(fixed + 3);
     let cwd = if room >= 8 {
-        format!(" · {}", wrap::truncate_left(&ui.cwd, room))
+        format!(" · {}", wrap::truncate_left(&wrap::one_line(&ui.cwd), room))
     } else {
         String::new()
     };

@@ -416,6 +416,8 @@ fn tool_rows(tool: &ToolEntry, look: &Look, width: usize, rows: &mut Vec<Line<'s
         Some(diff) if tool.output.is_empty() => diff.as_str(),
         _ => tool.output.as_str(),
     };
+    // Counted as shown: a carriage return starts a row.
+    let body = wrap::sanitize(body);
     let lines = tool.live_dropped + body.lines().count();
     let fold = if lines == 0 {
         String::new()
@@ -447,13 +449,15 @@ fn tool_rows(tool: &ToolEntry, look: &Look, width: usize, rows: &mut Vec<Line<'s
             Style::default().fg(Color::Red),
         ),
     };
-    let head = format!("‣ {}  ", tool.tool);
-    let first = wrap::sanitize(tool.title.lines().next().unwrap_or(""));
-    let more = tool.title.lines().nth(1).is_some();
+    let head = format!("‣ {}  ", wrap::one_line(&tool.tool));
+    let whole = wrap::sanitize(&tool.title);
+    let mut lines = whole.lines();
+    let first = lines.next().unwrap_or("");
+    let more = lines.next().is_some();
     let title = if more {
         format!("{first} …")
     } else {
-        first.into_owned()
+        first.to_owned()
     };
     let tail_width = 2 + wrap::width(&status) + wrap::width(&fold);
     let room = width.saturating_sub(wrap::width(&head) + tail_width);
@@ -474,8 +478,7 @@ fn tool_rows(tool: &ToolEntry, look: &Look, width: usize, rows: &mut Vec<Line<'s
     ]));
     if !tool.expanded && tool.state == ToolState::Running {
         // Folded and running: its last lines, as they come.
-        let text = wrap::sanitize(body);
-        let text = text.strip_suffix('\n').unwrap_or(&text);
+        let text = body.strip_suffix('\n').unwrap_or(&body);
         let last: Vec<&str> = text.rsplit('\n').take(LIVE_ROWS).collect();
         for line in last.into_iter().rev().filter(|_| !text.is_empty()) {
             rows.push(Line::from(vec![
@@ -492,8 +495,7 @@ fn tool_rows(tool: &ToolEntry, look: &Look, width: usize, rows: &mut Vec<Line<'s
                 rows.extend(wrap::wrap(&line, width, 6, Mode::Glyph));
             }
         }
-        let text = wrap::sanitize(body);
-        let text = text.strip_suffix('\n').unwrap_or(&text);
+        let text = body.strip_suffix('\n').unwrap_or(&body);
         if text.is_empty() {
             rows.push(Line::from(Span::styled("    (no output)", out_style)));
         }

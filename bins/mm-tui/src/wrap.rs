@@ -22,17 +22,18 @@ pub fn width(text: &str) -> usize {
     UnicodeWidthStr::width(text)
 }
 
-/// Text that is safe to put in a terminal cell: tabs expanded to stops of 4,
-/// carriage returns dropped, escape sequences (colours from a tool's output)
-/// removed, other control characters shown as `�`.
+/// Text that is safe to put in terminal cells: sanitised
+/// ([`mm_ui::sanitize`]: escape sequences and control characters removed,
+/// a lone carriage return made a line break), then tabs expanded to stops
+/// of 4.
 pub fn sanitize(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\n') {
-        return Cow::Borrowed(text);
+    let clean = mm_ui::sanitize(text);
+    if !clean.contains('\t') {
+        return clean;
     }
-    let mut out = String::with_capacity(text.len());
+    let mut out = String::with_capacity(clean.len() + 8);
     let mut col = 0usize;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    for c in clean.chars() {
         match c {
             '\n' => {
                 out.push('\n');
@@ -43,34 +44,6 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
                 out.extend(std::iter::repeat_n(' ', n));
                 col += n;
             }
-            '\r' => {}
-            '\u{1b}' => match chars.next() {
-                // CSI: parameters, then one final byte in @..~.
-                Some('[') => {
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC: up to BEL or ESC \.
-                Some(']') => {
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' {
-                            break;
-                        }
-                        if c == '\u{1b}' {
-                            chars.next_if_eq(&'\\');
-                            break;
-                        }
-                    }
-                }
-                _ => {}
-            },
-            c if c.is_control() => {
-                out.push('�');
-                col += 1;
-            }
             c => {
                 out.push(c);
                 col += width(c.encode_utf8(&mut [0; 4]));
@@ -78,6 +51,15 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// [`sanitize`]d text on one row: line breaks become spaces (a name, a
+/// status, a file in a list).
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    match sanitize(text) {
+        clean if clean.contains('\n') => Cow::Owned(clean.replace('\n', " ")),
+        clean => clean,
+    }
 }
 
 /// Cut `text` to at most `max` cells, ending with `…` when cut.
@@ -312,7 +294,8 @@ mod tests {
     fn sanitize_removes_what_would_break_the_screen() {
         assert_eq!(sanitize("a\tb"), "a   b");
         assert_eq!(sanitize("\u{1b}[31mred\u{1b}[0m\r\n"), "red\n");
-        assert_eq!(sanitize("bell\u{7}"), "bell�");
+        assert_eq!(sanitize("bell\u{7}"), "bell");
+        assert_eq!(sanitize("x\ty\rz\t"), "x   y\nz   ");
         assert!(matches!(sanitize("plain"), Cow::Borrowed(_)));
     }
 

@@ -896,3 +896,63 @@ fn a_long_command_shows_its_output_as_it_comes_and_the_timers_agree() {
     let (status, _) = win.quit();
     assert!(status.success());
 }
+
+/// A clipboard write and a screen clear, as a model or a command may send.
+const OSC52: &str = "\x1b]52;c;aGk=\x07";
+const CLEAR: &str = "\x1b[2J";
+
+#[test]
+fn escapes_from_the_model_and_its_commands_never_reach_the_terminal() {
+    use mm_mock::Step;
+    let command = format!("printf 'A{OSC52}B{CLEAR}C\\n'; printf 'before\\rafter\\n'");
+    let arguments = serde_json::json!({ "command": command }).to_string();
+    let w = World::with(
+        vec![
+            Reply::stream(vec![
+                Step::reasoning("Pondering \x1b]52;c;"),
+                Step::reasoning("aGk=\x07quietly."),
+                Step::text("Look \x1b]52;c;aG"),
+                Step::text("k=\x07at \x1b["),
+                Step::text("2Jthis.\n"),
+                Step::tool_start(0, "c1", "bash"),
+                Step::tool_args(0, arguments),
+            ]),
+            // A title never ended hides no more than the rest of its line.
+            Reply::text(format!(
+                "Done{OSC52}{CLEAR} here.\x1b]0;title\n\nStill shown."
+            )),
+        ],
+        "",
+    );
+    let mut win = w.spawn();
+    win.wait_for("in 0 · out 0 · 0% of 32k");
+    win.type_line("go");
+    let done = win.wait_for_idle("Done here.");
+    assert!(done.contains("Still shown."), "{done}");
+    assert!(done.contains("Look at this."), "{done}");
+    assert!(done.contains("‣ bash  printf 'ABC\\n'; printf"), "{done}");
+    // Open the command's block: its output, every line in sight.
+    win.send("\t");
+    win.send("\r");
+    let open = win.wait_for("    ABC");
+    assert!(
+        open.contains("    before") && open.contains("    after"),
+        "{open}"
+    );
+    for screen in [&done, &open] {
+        for junk in ["52;c", "aGk=", "2J", "title"] {
+            assert!(!screen.contains(junk), "{junk:?} on the screen:\n{screen}");
+        }
+    }
+    let (status, raw) = win.quit();
+    assert!(status.success(), "exit status {status:?}");
+    let raw = String::from_utf8_lossy(&raw);
+    assert!(
+        !raw.contains("\x1b]52"),
+        "a clipboard write reached the terminal"
+    );
+    assert!(
+        !raw.contains("aGk="),
+        "a sequence's payload reached the terminal"
+    );
+}

@@ -583,3 +583,78 @@ fn status_bar_shows_the_tokens_and_the_window() {
         "{s}"
     );
 }
+
+/// What a model, a command or a server may send to take over a terminal:
+/// a clipboard write, a screen clear (7-bit and 8-bit) and a DCS string.
+const HOSTILE: &str = "\x1b]52;c;aGk=\x07\x1b[2J\u{9b}2J\x1bPpayload\x1b\\";
+
+/// No cell holds a control character, and nothing of a sequence shows.
+fn assert_harmless(term: &Terminal<TestBackend>) -> String {
+    let buffer = term.backend().buffer();
+    for cell in buffer.content() {
+        assert!(
+            !cell.symbol().contains(char::is_control),
+            "{:?} in a cell",
+            cell.symbol()
+        );
+    }
+    let s = term.backend().to_string();
+    for junk in ["52;c", "aGk=", "2J", "payload", "title"] {
+        assert!(!s.contains(junk), "{junk:?} drawn:\n{s}");
+    }
+    s
+}
+
+#[test]
+fn escapes_from_the_model_and_commands_are_not_drawn() {
+    let t0 = Instant::now();
+    let mut t = Transcript::new();
+    t.start_turn(&format!("go{HOSTILE}"), t0);
+    t.apply(
+        Event::Reasoning {
+            text: format!("Pondering{HOSTILE}."),
+        },
+        t0,
+    );
+    // An OSC never ended hides no more than the rest of its line.
+    t.apply(
+        Event::Text {
+            text: format!("Look{HOSTILE} here.\x1b]0;title\n\nStill shown."),
+        },
+        t0,
+    );
+    let mut info = bash("c1", &format!("printf '{HOSTILE}'"));
+    info.tool = format!("ba{HOSTILE}sh");
+    t.apply(Event::ToolStart { info }, t0);
+    t.apply(Event::ToolRunning { id: "c1".into() }, t0);
+    t.apply(
+        Event::ToolOutput {
+            id: "c1".into(),
+            text: format!("A{HOSTILE}B\nbefore\rafter\n"),
+        },
+        t0,
+    );
+    let mut ui = ui();
+    let s = assert_harmless(&draw(&t, &mut ui, W, 24));
+    assert!(s.contains("Look here."), "{s}");
+    assert!(s.contains("Still shown."), "{s}");
+    assert!(s.contains("‣ bash  printf ''"), "{s}");
+    assert!(s.contains("Running bash"), "{s}");
+    assert!(s.contains("    AB"), "{s}");
+    // A lone CR hides nothing: what follows it is on a row of its own.
+    assert!(s.contains("    before") && s.contains("    after"), "{s}");
+
+    t.apply(end("c1", &format!("A{HOSTILE}B\nbefore\rafter\n")), t0);
+    t.apply(
+        Event::Error {
+            text: format!("the server said: overloaded{HOSTILE}"),
+        },
+        t0,
+    );
+    ui.select(&t, true);
+    assert!(t.toggle(ui.selected.unwrap()));
+    let s = assert_harmless(&draw(&t, &mut ui, W, 24));
+    assert!(s.contains("▾ 3 lines"), "{s}");
+    assert!(s.contains("    AB  "), "{s}");
+    assert!(s.contains("overloaded"), "{s}");
+}

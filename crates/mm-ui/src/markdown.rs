@@ -11,13 +11,19 @@
 //! complete (another one has begun), and the lines of a code block one by
 //! one as they arrive, and what it showed is exactly what rendering the
 //! whole answer gives.
+//!
+//! The text is sanitised first ([`crate::sanitize`]), and each span again
+//! (a character reference like `&#27;` is a control character only once
+//! parsed): no line holds a control character.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use pulldown_cmark::{Alignment, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::highlight::Highlighter;
+use crate::sanitize::Sanitizer;
 
 /// What a piece of text is, for a front end to style.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -86,10 +92,26 @@ pub struct Span {
 
 impl Span {
     fn new(text: impl Into<String>, style: Style) -> Span {
+        let text = text.into();
         Span {
-            text: text.into(),
+            text: match shown(&text) {
+                Cow::Borrowed(_) => text,
+                Cow::Owned(clean) => clean,
+            },
             style,
         }
+    }
+}
+
+/// `text` as a span may show it: sanitised (a character reference such as
+/// `&#27;` becomes a control character only after parsing), and on one
+/// line.
+fn shown(text: &str) -> Cow<'_, str> {
+    let clean = crate::sanitize(text);
+    if clean.contains('\n') {
+        Cow::Owned(clean.replace('\n', " "))
+    } else {
+        clean
     }
 }
 
@@ -115,6 +137,8 @@ impl Line {
         if text.is_empty() {
             return;
         }
+        let text = shown(text);
+        let text = text.as_ref();
         match self.spans.last_mut() {
             Some(last) if last.style == style => last.text.push_str(text),
             _ => self.spans.push(Span::new(text, style)),
@@ -124,6 +148,8 @@ impl Line {
 
 /// `markdown` as lines of at most `width` columns (at least 10).
 pub fn render(markdown: &str, width: usize) -> Vec<Line> {
+    let markdown = crate::sanitize(markdown);
+    let markdown = markdown.as_ref();
     let width = width.max(10);
     let mut out = Vec::new();
     for range in top_blocks(markdown) {
@@ -823,6 +849,9 @@ pub struct Stream {
     shown: usize,
     /// Whether a block was returned (the next one is led by an empty line).
     any: bool,
+    /// Makes the chunks safe as they come: a sequence may be split
+    /// between two.
+    clean: Sanitizer,
 }
 
 impl Stream {
@@ -834,6 +863,7 @@ impl Stream {
             done: 0,
             shown: 0,
             any: false,
+            clean: Sanitizer::new(),
         }
     }
 
@@ -844,7 +874,7 @@ impl Stream {
 
     /// Take `chunk`; the lines now final.
     pub fn push(&mut self, chunk: &str) -> Vec<Line> {
-        self.text.push_str(chunk);
+        self.clean.push_into(chunk, &mut self.text);
         // What is not returned yet: the block being written, mostly.
         let rest = self.text[self.done..].to_owned();
         let rest = rest.as_str();
@@ -1054,5 +1084,44 @@ mod tests {
         let shown = texts(&s.push("uild\ncargo te"));
         assert!(shown.contains(&"│ cargo build".to_owned()), "{shown:?}");
         assert!(!shown.iter().any(|l| l.contains("cargo te")), "{shown:?}");
+    }
+
+    #[test]
+    fn no_span_holds_a_control_character() {
+        // Raw escapes in text, a code block and a table, and character
+        // references that become control characters only once parsed.
+        let md = concat!(
+            "Hi \x1b]52;c;aGk=\x07there \x1b[2J&#27;[2J&#x1b;]0;t&#7;&#13;x\n",
+            "\n",
+            "```sh\n",
+            "echo \x1b[2Jdone\n",
+            "```\n",
+            "\n",
+            "| a&#27;[31m | b\x1b[1m |\n",
+            "|---|---|\n",
+            "| c | d |\n",
+        );
+        let whole = render(md, 80);
+        for span in whole.iter().flat_map(|l| &l.spans) {
+            assert!(
+                !span.text.chars().any(char::is_control),
+                "{:?} in {whole:?}",
+                span.text
+            );
+        }
+        let all = texts(&whole).join("\n");
+        assert!(all.contains("Hi there [2J]0;tx"), "{all}");
+        assert!(all.contains("│ echo done"), "{all}");
+        // Streamed, a sequence cut in two is removed all the same.
+        for cut in 1..md.len() {
+            if !md.is_char_boundary(cut) {
+                continue;
+            }
+            let mut s = Stream::new(80);
+            let mut got = s.push(&md[..cut]);
+            got.extend(s.push(&md[cut..]));
+            got.extend(s.finish());
+            assert_eq!(got, whole, "cut at {cut}");
+        }
     }
 }
