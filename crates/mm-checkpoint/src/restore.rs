@@ -128,12 +128,13 @@ impl Checkpoints {
     }
 
     /// What stands in the way of the files to write (see [`Blocker`]).
-    /// A file the restore itself removes is in nobody's way, and neither is
-    /// a folder holding only such files (or nothing).
+    /// A file the restore itself removes (unchanged since the turn) is in
+    /// nobody's way, and neither is a folder holding only such files (or
+    /// nothing).
     fn blockers(&self, todo: &[Todo]) -> Result<Vec<Blocker>, CheckpointError> {
         let removed: HashSet<&[u8]> = todo
             .iter()
-            .filter(|t| t.to.is_none() && t.now.is_some())
+            .filter(|t| t.to.is_none() && t.now.is_some() && !t.changed)
             .map(|t| t.name.as_slice())
             .collect();
         let mut seen: HashSet<Vec<u8>> = HashSet::new();

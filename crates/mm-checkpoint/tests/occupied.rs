@@ -276,3 +276,32 @@ fn nothing_is_written_through_a_link_the_user_put_in_the_way() {
         elsewhere
     );
 }
+
+/// The turn made a folder where a file was, and the user edited a file in
+/// it: a forced undo moves the whole folder aside, the edit in it.
+#[test]
+fn force_moves_a_folder_of_the_turn_holding_a_users_edit_aside_whole() {
+    for in_git in [true, false] {
+        let w = World::new();
+        let dir = project(&w, in_git, &[("notes", "old notes\n")]);
+        let cps = w.open(&dir);
+        let before = cps.record().unwrap().checkpoint;
+        bash(&dir, "rm notes && mkdir notes && echo turn > notes/x");
+        let after = cps.record().unwrap().checkpoint;
+        write(&dir.join("notes/x"), "the user's edit\n");
+        assert_eq!(
+            conflicts(cps.restore(&before, &after, false).unwrap()),
+            ["notes/", "notes/x"],
+            "in git: {in_git}"
+        );
+        let (mut changes, kept) = done(cps.restore(&before, &after, true).unwrap());
+        changes.sort();
+        assert_eq!(changes, ["notes Added", "notes/x Deleted"]);
+        assert_eq!(kept, ["notes/ -> notes.mm-undo-1/"]);
+        assert_eq!(read(&dir.join("notes")).unwrap(), "old notes\n");
+        assert_eq!(
+            read(&dir.join("notes.mm-undo-1/x")).unwrap(),
+            "the user's edit\n"
+        );
+    }
+}
