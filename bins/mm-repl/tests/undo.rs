@@ -197,7 +197,7 @@ fn a_file_changed_after_the_turn_makes_p_undo_fail_until_forced() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains(
-            "error: not undone: changed since the turn: c.txt; /undo force overwrites them"
+            "error: not undone: changed since the turn: c.txt; /undo force goes on and keeps each as <name>.mm-undo-<n>"
         ),
         "{}",
         text(&out.stderr)
@@ -224,10 +224,14 @@ fn a_file_changed_after_the_turn_makes_p_undo_fail_until_forced() {
     assert_eq!(line["name"], "undo");
     assert_eq!(line["ok"], true);
     assert!(
-        line["text"].as_str().unwrap().starts_with("undid "),
+        line["text"]
+            .as_str()
+            .unwrap()
+            .ends_with(", c.txt removed (c.txt moved to c.txt.mm-undo-1)"),
         "{line}"
     );
     assert_undone(&w);
+    assert_eq!(read(&w, "c.txt.mm-undo-1").unwrap(), "the user's edit\n");
 }
 
 #[test]
@@ -243,4 +247,203 @@ fn outside_git_undo_works_and_leaves_no_git_folder() {
     assert_undone(&w);
     assert!(!w.cwd.join(".git").exists());
     assert!(w.root.path().join("data/mm/checkpoints").is_dir());
+}
+
+/// One `bash` call, then an answer.
+fn one_command(command: &str, answer: &str) -> Vec<Reply> {
+    vec![
+        Reply::tool_call(
+            "c1",
+            "bash",
+            serde_json::json!({ "command": command }).to_string(),
+        ),
+        Reply::text(answer),
+    ]
+}
+
+/// The world's folder holding `files`, committed when `in_git`.
+fn project(w: &World, in_git: bool, files: &[(&str, &str)]) {
+    for (name, content) in files {
+        let path = w.cwd.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    if in_git {
+        git(&w.cwd, &["init", "-q"]);
+        git(&w.cwd, &["add", "-A"]);
+        git(&w.cwd, &["commit", "-q", "-m", "start"]);
+    }
+}
+
+/// `mm-repl --continue -p <command>`: its exit code, stdout and stderr.
+fn continue_with(w: &World, command: &str) -> (Option<i32>, String, String) {
+    let out = w.run(&["--continue", "-p", command], None);
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+/// The turn ran `rm notes`; the user then made a folder `notes/` with a
+/// file and an ignored one. `/undo` refuses and leaves the folder whole;
+/// `/undo force` brings the file back and says where the folder went.
+fn a_folder_where_the_turn_removed_a_file(in_git: bool) {
+    let w = World::new(one_command("rm notes", "Removed."), "");
+    project(
+        &w,
+        in_git,
+        &[("notes", "the old notes\n"), (".gitignore", "*.log\n")],
+    );
+    let out = w.run(&["-p", "remove notes"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!w.cwd.join("notes").exists());
+    std::fs::create_dir(w.cwd.join("notes")).unwrap();
+    std::fs::write(w.cwd.join("notes/todo.txt"), "mine\n").unwrap();
+    std::fs::write(w.cwd.join("notes/run.log"), "ignored\n").unwrap();
+
+    let (code, stdout, stderr) = continue_with(&w, "/undo");
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stderr.contains(
+            "not undone: changed since the turn: notes/; /undo force goes on and keeps each as <name>.mm-undo-<n>"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(read(&w, "notes/todo.txt").unwrap(), "mine\n");
+    assert_eq!(read(&w, "notes/run.log").unwrap(), "ignored\n");
+
+    let (code, stdout, stderr) = continue_with(&w, "/undo force");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stdout,
+        "undid \"remove notes\": notes recreated (notes/ moved to notes.mm-undo-1/)\n"
+    );
+    assert_eq!(read(&w, "notes").unwrap(), "the old notes\n");
+    assert_eq!(read(&w, "notes.mm-undo-1/todo.txt").unwrap(), "mine\n");
+    assert_eq!(read(&w, "notes.mm-undo-1/run.log").unwrap(), "ignored\n");
+}
+
+#[test]
+fn in_git_undo_never_deletes_a_folder_made_after_the_turn() {
+    a_folder_where_the_turn_removed_a_file(true);
+}
+
+#[test]
+fn outside_git_undo_never_deletes_a_folder_made_after_the_turn() {
+    a_folder_where_the_turn_removed_a_file(false);
+}
+
+/// The turn removed folder `d`; the user then made a file `d`.
+fn a_file_where_the_turn_removed_a_folder(in_git: bool) {
+    let w = World::new(one_command("rm -r d", "Removed."), "");
+    project(&w, in_git, &[("d/x", "x\n"), ("d/y", "y\n")]);
+    let out = w.run(&["-p", "remove d"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::fs::write(w.cwd.join("d"), "the user's file\n").unwrap();
+
+    let (code, _, stderr) = continue_with(&w, "/undo");
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("not undone: changed since the turn: d; "),
+        "{stderr}"
+    );
+    assert_eq!(read(&w, "d").unwrap(), "the user's file\n");
+
+    let (code, stdout, stderr) = continue_with(&w, "/undo force");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stdout,
+        "undid \"remove d\": d/x recreated (d moved to d.mm-undo-1), d/y recreated\n"
+    );
+    assert_eq!(read(&w, "d/x").unwrap(), "x\n");
+    assert_eq!(read(&w, "d/y").unwrap(), "y\n");
+    assert_eq!(read(&w, "d.mm-undo-1").unwrap(), "the user's file\n");
+}
+
+#[test]
+fn in_git_undo_never_deletes_a_file_made_where_the_turn_removed_a_folder() {
+    a_file_where_the_turn_removed_a_folder(true);
+}
+
+#[test]
+fn outside_git_undo_never_deletes_a_file_made_where_the_turn_removed_a_folder() {
+    a_file_where_the_turn_removed_a_folder(false);
+}
+
+/// A clean filter, a smudge filter and a process filter, each leaving a
+/// file in the folder git runs in when it starts; `.gitattributes` puts
+/// every file under them.
+const FILTERS: &[(&str, &str)] = &[
+    ("filter.evil.clean", "touch M; cat"),
+    ("filter.evil.smudge", "touch S; cat"),
+    ("filter.proc.process", "touch P; exit 1"),
+    ("filter.proc.required", "true"),
+];
+
+/// A rejected command (permissions ask, no terminal to ask), then an
+/// allowed turn and `/undo`: checkpoints were taken and restored, and no
+/// filter program ever ran.
+fn filters_never_run(in_git: bool) {
+    let mut script = one_command("echo rejected > x.txt", "Rejected, then.");
+    script.extend(one_command("echo turn > a.txt", "Done."));
+    let w = World::new(script, "permissions:\n  default: ask\n");
+    project(&w, in_git, &[("a.txt", "a\n")]);
+    if in_git {
+        for (k, v) in FILTERS {
+            git(&w.cwd, &["config", k, v]);
+        }
+    } else {
+        let global = w.root.path().join("home/.gitconfig");
+        for (k, v) in FILTERS {
+            git(
+                &w.cwd,
+                &["config", "--file", global.to_str().unwrap(), k, v],
+            );
+        }
+    }
+    std::fs::write(
+        w.cwd.join(".gitattributes"),
+        "* filter=evil\n*.bin filter=proc\n",
+    )
+    .unwrap();
+    let ran = |w: &World| {
+        ["M", "S", "P"]
+            .into_iter()
+            .filter(|m| w.cwd.join(m).exists())
+            .collect::<Vec<_>>()
+    };
+
+    let out = w.run(&["-p", "write x"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no terminal to ask"));
+    assert!(!w.cwd.join("x.txt").exists());
+    assert_eq!(ran(&w), Vec::<&str>::new(), "a filter ran before approval");
+
+    let config = std::fs::read_to_string(w.config_file()).unwrap();
+    w.write_config(&config.replace("default: ask", "default: allow"));
+    let out = w.run(&["--continue", "-p", "change a"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(read(&w, "a.txt").unwrap(), "turn\n");
+    let (code, stdout, stderr) = continue_with(&w, "/undo");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "undid \"change a\": a.txt restored\n");
+    assert_eq!(read(&w, "a.txt").unwrap(), "a\n");
+    assert_eq!(ran(&w), Vec::<&str>::new(), "a filter ran");
+
+    if in_git {
+        // The user's own git does run them: the test can see it.
+        let _ = Command::new("git")
+            .current_dir(&w.cwd)
+            .env("HOME", &w.cwd)
+            .args(["add", "-A"])
+            .output();
+        assert!(ran(&w).contains(&"M"), "the test's filter works");
+    }
+}
+
+#[test]
+fn in_git_no_filter_of_the_repository_runs_before_approval_or_ever() {
+    filters_never_run(true);
+}
+
+#[test]
+fn outside_git_no_filter_of_the_users_configuration_runs() {
+    filters_never_run(false);
 }

@@ -50,7 +50,8 @@ pub enum Rewind {
         changes: Vec<Change>,
     },
     /// Nothing was written: these files changed after the turn (or after
-    /// its undo); `force` overwrites them.
+    /// its undo), or stand where a file must come back; `force` goes on and
+    /// moves each aside as `<name>.mm-undo-<n>`.
     Conflicts(Vec<PathBuf>),
 }
 
@@ -328,23 +329,39 @@ pub fn history_line(direction: Direction, question: &str, changes: &[Change]) ->
 }
 
 /// `a.txt restored, b.txt recreated, c.txt removed` (at most
-/// `NAMED_FILES`, then `and N more`).
+/// `NAMED_FILES`, then `and N more`). A file whose way was cleared by a
+/// forced restore is always named, with where the user's file went:
+/// `notes recreated (notes/ moved to notes.mm-undo-1/)`.
 pub fn files_line(direction: Direction, changes: &[Change]) -> String {
-    let mut parts: Vec<String> = changes
-        .iter()
-        .take(NAMED_FILES)
-        .map(|c| {
-            let verb = match (c.kind, direction) {
-                (ChangeKind::Added, _) => "recreated",
-                (ChangeKind::Deleted, _) => "removed",
-                (ChangeKind::Modified, Direction::Undo) => "restored",
-                (ChangeKind::Modified, Direction::Redo) => "changed again",
-            };
-            format!("{} {verb}", c.path.display())
-        })
-        .collect();
-    if changes.len() > NAMED_FILES {
-        parts.push(format!("and {} more", changes.len() - NAMED_FILES));
+    let with_kept = changes.iter().filter(|c| !c.kept.is_empty()).count();
+    let mut plain = NAMED_FILES.saturating_sub(with_kept);
+    let mut parts: Vec<String> = Vec::new();
+    for c in changes {
+        if c.kept.is_empty() {
+            if plain == 0 {
+                continue;
+            }
+            plain -= 1;
+        }
+        let verb = match (c.kind, direction) {
+            (ChangeKind::Added, _) => "recreated",
+            (ChangeKind::Deleted, _) => "removed",
+            (ChangeKind::Modified, Direction::Undo) => "restored",
+            (ChangeKind::Modified, Direction::Redo) => "changed again",
+        };
+        let mut part = format!("{} {verb}", c.path.display());
+        if !c.kept.is_empty() {
+            let moves: Vec<String> = c
+                .kept
+                .iter()
+                .map(|k| format!("{} moved to {}", k.path.display(), k.backup.display()))
+                .collect();
+            part.push_str(&format!(" ({})", moves.join("; ")));
+        }
+        parts.push(part);
+    }
+    if changes.len() > parts.len() {
+        parts.push(format!("and {} more", changes.len() - parts.len()));
     }
     parts.join(", ")
 }
@@ -373,11 +390,13 @@ async fn blocking<T: Send + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mm_checkpoint::Kept;
 
     fn change(path: &str, kind: ChangeKind) -> Change {
         Change {
             path: PathBuf::from(path),
             kind,
+            kept: Vec::new(),
         }
     }
 
@@ -399,5 +418,27 @@ mod tests {
             .map(|i| change(&format!("f{i}"), ChangeKind::Deleted))
             .collect();
         assert!(files_line(Direction::Undo, &many).ends_with("f19 removed, and 5 more"));
+    }
+
+    #[test]
+    fn what_a_forced_undo_moved_aside_is_always_named() {
+        let mut many: Vec<Change> = (0..25)
+            .map(|i| change(&format!("f{i}"), ChangeKind::Deleted))
+            .collect();
+        many[24] = Change {
+            kept: vec![Kept {
+                path: PathBuf::from("notes/"),
+                backup: PathBuf::from("notes.mm-undo-1/"),
+            }],
+            ..change("notes", ChangeKind::Added)
+        };
+        let line = files_line(Direction::Undo, &many);
+        assert!(line.starts_with("f0 removed, "), "{line}");
+        assert!(
+            line.ends_with(
+                "f18 removed, notes recreated (notes/ moved to notes.mm-undo-1/), and 5 more"
+            ),
+            "{line}"
+        );
     }
 }

@@ -224,6 +224,18 @@ async fn a_file_changed_after_the_turn_stops_the_undo_until_forced() {
 
     agent.rewind(Direction::Undo, true, &sink()).await.unwrap();
     assert_turn_undone(&project);
+    // The user's edit is kept beside it, and the model is told where.
+    assert_eq!(
+        read(&project.join("a.txt.mm-undo-1")).unwrap(),
+        "the user's edit\n"
+    );
+    match agent.history().last().unwrap() {
+        Message::User { content } => assert!(
+            content.contains("a.txt restored (a.txt moved to a.txt.mm-undo-1)"),
+            "{content}"
+        ),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test]

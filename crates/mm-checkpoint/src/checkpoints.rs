@@ -1,6 +1,6 @@
 //! Opening the checkpoints of a folder, recording one, comparing two.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::error::CheckpointError;
-use crate::git::{Git, PRIVATE_CONFIG, sanitized_env};
+use crate::git::{Git, PRIVATE_CONFIG, filter_overrides, sanitized_env};
 use crate::raw::{self, RawChange};
 use crate::{Change, ChangeKind, Checkpoint, Recorded};
 
@@ -200,41 +200,66 @@ impl Checkpoints {
     pub fn record(&self) -> Result<Recorded, CheckpointError> {
         let scratch = self.scratch()?;
         let index = &scratch.index;
+        let (git, drivers) = self.without_filters(&scratch)?;
         seed_index(&self.seed, index)?;
         // Tracked files that differ from the index (deleted ones included)
         // and files that are neither tracked nor ignored.
-        let listed = self
-            .git
+        let listed = git
             .run(
                 &scratch.hooks,
                 ["ls-files", "-z", "-m", "-o", "--exclude-standard"],
             )
             .index(index)
             .output()?;
-        let listed: BTreeSet<&[u8]> = raw::names(&listed).collect();
-        let sorted = self.sort(listed);
-        if !sorted.update.is_empty() {
-            // `--remove` drops the entries of files that are gone (or became
-            // a folder); `--replace` lets a file take the place of a folder
-            // and the other way round.
-            self.git
-                .run(
-                    &scratch.hooks,
-                    [
-                        "update-index",
-                        "-z",
-                        "--add",
-                        "--remove",
-                        "--replace",
-                        "--stdin",
-                    ],
-                )
-                .index(index)
-                .stdin(nul_joined(&sorted.update))
-                .output()?;
+        let mut listed: BTreeSet<&[u8]> = raw::names(&listed).collect();
+        // A file under a filter is stored as the filter made it (Git LFS
+        // stores a pointer): its entry in the user's index is not the bytes
+        // on disk, and restoring it without the filter would write that
+        // stored form. Such files are read again, as they are, every time.
+        let filtered = self.filtered(&git, &scratch, &drivers)?;
+        if !filtered.is_empty() {
+            let names: Vec<&[u8]> = raw::names(&filtered).collect();
+            git.run(
+                &scratch.hooks,
+                ["update-index", "-z", "--force-remove", "--stdin"],
+            )
+            .index(index)
+            .stdin(nul_joined(&names))
+            .output()?;
+            listed.extend(names);
         }
-        let tree = self
-            .git
+        let sorted = self.sort(listed);
+        if !sorted.gone.is_empty() {
+            // Gone, or now beyond a symbolic link (which git refuses to
+            // look through): out of the checkpoint.
+            git.run(
+                &scratch.hooks,
+                ["update-index", "-z", "--force-remove", "--stdin"],
+            )
+            .index(index)
+            .stdin(nul_joined(&sorted.gone))
+            .output()?;
+        }
+        if !sorted.update.is_empty() {
+            // `--remove` drops the entries of files that became a folder;
+            // `--replace` lets a file take the place of a folder and the
+            // other way round.
+            git.run(
+                &scratch.hooks,
+                [
+                    "update-index",
+                    "-z",
+                    "--add",
+                    "--remove",
+                    "--replace",
+                    "--stdin",
+                ],
+            )
+            .index(index)
+            .stdin(nul_joined(&sorted.update))
+            .output()?;
+        }
+        let tree = git
             .run(&scratch.hooks, ["write-tree"])
             .index(index)
             .output()?;
@@ -250,24 +275,78 @@ impl Checkpoints {
         })
     }
 
+    /// This tree's git with every content filter of the configuration
+    /// turned off (see [`filter_overrides`]), and the filters' names. Read
+    /// again for each operation: the configuration may change meanwhile.
+    pub(crate) fn without_filters(
+        &self,
+        scratch: &Scratch,
+    ) -> Result<(Git, Vec<Vec<u8>>), CheckpointError> {
+        let config = self
+            .git
+            .run(&scratch.hooks, ["config", "--list", "-z"])
+            .output()?;
+        let (args, drivers) = filter_overrides(&config);
+        Ok((self.git.with(args), drivers))
+    }
+
+    /// The NUL-separated names of the index `scratch.index` whose
+    /// `.gitattributes` name one of `drivers` as their filter.
+    fn filtered(
+        &self,
+        git: &Git,
+        scratch: &Scratch,
+        drivers: &[Vec<u8>],
+    ) -> Result<Vec<u8>, CheckpointError> {
+        if drivers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let tracked = git
+            .run(&scratch.hooks, ["ls-files", "-z", "--cached"])
+            .index(&scratch.index)
+            .output()?;
+        if tracked.is_empty() {
+            return Ok(Vec::new());
+        }
+        let attrs = git
+            .run(&scratch.hooks, ["check-attr", "-z", "--stdin", "filter"])
+            .index(&scratch.index)
+            .stdin(tracked)
+            .output()?;
+        // `<path> NUL filter NUL <value> NUL` for each name.
+        let fields: Vec<&[u8]> = attrs.split(|b| *b == 0).collect();
+        let mut out = Vec::new();
+        for record in fields.chunks_exact(3) {
+            if drivers.iter().any(|d| d.as_slice() == record[2]) {
+                out.extend_from_slice(record[0]);
+                out.push(0);
+            }
+        }
+        Ok(out)
+    }
+
     /// Decide what to do with each listed name.
     fn sort<'a>(&self, listed: BTreeSet<&'a [u8]>) -> Sorted<'a> {
         let mut sorted = Sorted::default();
+        let mut real_dirs: HashSet<PathBuf> = HashSet::new();
         for name in listed {
             if name.ends_with(b"/") {
                 // A nested repository that is not a submodule: left alone.
                 continue;
             }
             let path = self.top.join(OsStr::from_bytes(name));
+            if !self.under_real_folders(&path, &mut real_dirs) {
+                sorted.gone.push(name);
+                continue;
+            }
             match fs::symlink_metadata(&path) {
-                // Gone: `--remove` takes it out of the index.
                 Err(e)
                     if matches!(
                         e.kind(),
                         std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
                     ) =>
                 {
-                    sorted.update.push(name)
+                    sorted.gone.push(name)
                 }
                 Err(_) => sorted.skipped.push(name),
                 Ok(m) if m.is_dir() => {
@@ -292,6 +371,25 @@ impl Checkpoints {
         sorted
     }
 
+    /// Whether every folder between the top and `path` is a real folder
+    /// (not a symbolic link, not a file); `known` remembers those seen.
+    fn under_real_folders(&self, path: &Path, known: &mut HashSet<PathBuf>) -> bool {
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            if d == self.top.as_path() || known.contains(d) {
+                return true;
+            }
+            match fs::symlink_metadata(d) {
+                Ok(m) if m.is_dir() => {
+                    known.insert(d.to_path_buf());
+                }
+                _ => return false,
+            }
+            dir = d.parent();
+        }
+        true
+    }
+
     /// The files that differ between two checkpoints (submodules left out).
     pub fn changes(
         &self,
@@ -310,6 +408,7 @@ impl Checkpoints {
                     (_, None) => ChangeKind::Deleted,
                     _ => ChangeKind::Modified,
                 },
+                kept: Vec::new(),
             })
             .collect())
     }
@@ -413,8 +512,10 @@ impl Checkpoints {
 /// The names [`Checkpoints::record`] gives to `git update-index`.
 #[derive(Default)]
 struct Sorted<'a> {
-    /// Read again, for the first time, or taken out of the index.
+    /// Read again, for the first time, or (a folder now) taken out.
     update: Vec<&'a [u8]>,
+    /// No longer there as git sees it: taken out of the index.
+    gone: Vec<&'a [u8]>,
     /// Left out of the checkpoint.
     skipped: Vec<&'a [u8]>,
 }
@@ -479,6 +580,7 @@ fn open_private(
     if !store.join("HEAD").exists() {
         create_store(&probe, &folder, store)?;
     }
+    raw_attributes(store)?;
     let store = fs::canonicalize(store).map_err(|e| CheckpointError::io(store, e))?;
     let mut prefix: Vec<OsString> = vec![
         "--git-dir".into(),
@@ -502,6 +604,30 @@ fn open_private(
         prefix: PathBuf::new(),
         max_file_size,
     })
+}
+
+/// The private store's attributes: the bytes on disk are recorded and
+/// written back as they are, whatever a `.gitattributes` in the folder asks
+/// (no filter, no line-ending or encoding conversion). `info/attributes`
+/// comes before every `.gitattributes`.
+const PRIVATE_ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding\n";
+
+/// Write the store's [`PRIVATE_ATTRIBUTES`] when missing (a store made by
+/// an earlier mm). Its index, a cache of what was read, may then hold
+/// converted content: it goes, and the next checkpoint reads every file.
+fn raw_attributes(store: &Path) -> Result<(), CheckpointError> {
+    let info = store.join("info");
+    let path = info.join("attributes");
+    if fs::read(&path).is_ok_and(|b| b == PRIVATE_ATTRIBUTES.as_bytes()) {
+        return Ok(());
+    }
+    fs::create_dir_all(&info).map_err(|e| CheckpointError::io(&info, e))?;
+    fs::write(&path, PRIVATE_ATTRIBUTES).map_err(|e| CheckpointError::io(&path, e))?;
+    let index = store.join("index");
+    match fs::remove_file(&index) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CheckpointError::io(&index, e)),
+        _ => Ok(()),
+    }
 }
 
 /// `git init --bare` without templates (no sample hooks), in a folder only

@@ -7,10 +7,14 @@
 //! point git at another repository, index or configuration), and a few are
 //! set instead. Hooks are pointed at an empty folder: `git update-index`
 //! would otherwise run the repository's `post-index-change` hook. The
-//! filesystem monitor, a program named in the configuration, is off too.
+//! filesystem monitor, a program named in the configuration, is off too,
+//! and so is every transport (no fetch of a missing object can start ssh
+//! or a remote helper). Content filters are programs too:
+//! [`filter_overrides`] turns off each one the configuration defines.
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -27,7 +31,17 @@ const FIXED_ENV: &[(&str, &str)] = &[
     ("GIT_NO_LAZY_FETCH", "1"),
     ("GIT_OPTIONAL_LOCKS", "0"),
     ("GIT_NO_REPLACE_OBJECTS", "1"),
+    // The values `--config-env` gives to the settings of
+    // [`filter_overrides`] (a value after `-c` cannot follow a key that
+    // holds `=`; `--config-env` splits at the last `=`).
+    (EMPTY_VAR, ""),
+    (FALSE_VAR, "false"),
 ];
+
+/// An empty value for `--config-env`.
+const EMPTY_VAR: &str = "MM_CHECKPOINT_EMPTY";
+/// `false` for `--config-env`.
+const FALSE_VAR: &str = "MM_CHECKPOINT_FALSE";
 
 /// Settings given with `-c` to every git command; they override the user's
 /// configuration for that command only and write nothing.
@@ -38,6 +52,7 @@ const FIXED_CONFIG: &[&str] = &[
     "maintenance.auto=false",
     "core.quotePath=false",
     "color.ui=never",
+    "protocol.allow=never",
 ];
 
 /// Settings for mm's private store (outside git): the bytes on disk are
@@ -50,11 +65,44 @@ pub(crate) const PRIVATE_CONFIG: &[&str] = &[
     "core.ignorecase=false",
 ];
 
+/// Settings that turn off every content filter named in `config` (the
+/// output of `git config --list -z`): each driver's `clean`, `smudge` and
+/// `process` commands emptied, `required` false, so git stores and writes
+/// the bytes as they are and never starts a program of the repository's
+/// (a `.gitattributes` line names the driver, the configuration its
+/// command). Also the drivers' names, as `.gitattributes` spells them.
+pub(crate) fn filter_overrides(config: &[u8]) -> (Vec<OsString>, Vec<Vec<u8>>) {
+    let mut drivers: Vec<Vec<u8>> = crate::raw::names(config)
+        .filter_map(|entry| {
+            let key = entry.split(|b| *b == b'\n').next()?;
+            let rest = key.strip_prefix(b"filter.")?;
+            let dot = rest.iter().rposition(|b| *b == b'.')?;
+            Some(rest[..dot].to_vec())
+        })
+        .collect();
+    drivers.sort();
+    drivers.dedup();
+    let mut args = Vec::new();
+    for d in &drivers {
+        for (key, var) in [
+            ("clean", EMPTY_VAR),
+            ("smudge", EMPTY_VAR),
+            ("process", EMPTY_VAR),
+            ("required", FALSE_VAR),
+        ] {
+            let mut arg = OsString::from("--config-env=filter.");
+            arg.push(OsStr::from_bytes(d));
+            arg.push(format!(".{key}={var}"));
+            args.push(arg);
+        }
+    }
+    (args, drivers)
+}
+
 /// `env` without any variable that could steer git, plus [`FIXED_ENV`].
 pub(crate) fn sanitized_env(
     env: impl IntoIterator<Item = (OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
-    use std::os::unix::ffi::OsStrExt;
     let mut out: Vec<(OsString, OsString)> = env
         .into_iter()
         .filter(|(name, _)| {
@@ -93,6 +141,17 @@ pub(crate) struct Run<'a> {
 }
 
 impl Git {
+    /// The same git with `args` before every command (settings given with
+    /// `-c` or `--config-env`).
+    pub fn with(&self, args: Vec<OsString>) -> Git {
+        let mut prefix = args;
+        prefix.extend(self.prefix.iter().cloned());
+        Git {
+            prefix,
+            ..self.clone()
+        }
+    }
+
     /// A command `git <args>` whose hooks folder is `hooks` (an empty folder).
     pub fn run<'a, I, S>(&'a self, hooks: &'a Path, args: I) -> Run<'a>
     where
@@ -222,5 +281,23 @@ mod tests {
         assert!(!names.contains(&"LANG".into()));
         assert!(out.contains(&("LC_ALL".into(), "C".into())));
         assert!(out.contains(&("GIT_OPTIONAL_LOCKS".into(), "0".into())));
+    }
+
+    #[test]
+    fn every_filter_driver_of_the_configuration_is_turned_off() {
+        let config = b"core.bare\nfalse\0filter.lfs.process\ngit-lfs filter-process\0\
+            filter.lfs.required\0filter.a=b.c.clean\ntouch M\0filters.x.clean\ny\0\
+            filter.noname\nz\0user.name\nU\0";
+        let (args, drivers) = filter_overrides(config);
+        assert_eq!(drivers, [b"a=b.c".to_vec(), b"lfs".to_vec()]);
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(args.len(), 8);
+        assert!(args.contains(&"--config-env=filter.a=b.c.clean=MM_CHECKPOINT_EMPTY".into()));
+        assert!(args.contains(&"--config-env=filter.lfs.process=MM_CHECKPOINT_EMPTY".into()));
+        assert!(args.contains(&"--config-env=filter.lfs.required=MM_CHECKPOINT_FALSE".into()));
+        assert_eq!(filter_overrides(b"core.bare\nfalse\0"), (vec![], vec![]));
     }
 }

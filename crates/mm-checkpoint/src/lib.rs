@@ -15,6 +15,11 @@
 //!   folder, under mm's data directory), used with `--git-dir`/`--work-tree`:
 //!   no `.git` is ever created in the user's folder.
 //!
+//! No program named in the configuration runs: no hook, no filesystem
+//! monitor, no content filter (files are recorded and written back as the
+//! bytes on disk), no external diff. A restore never overwrites or deletes
+//! what changed after the turn unless forced, and then moves it aside.
+//!
 //! What a checkpoint does not hold: ignored files, submodules and nested
 //! repositories (left alone), files over [`Options::max_file_size`], files
 //! that cannot be read, and anything that is not a regular file or a
@@ -94,6 +99,21 @@ pub struct Change {
     pub path: PathBuf,
     /// What happened to it.
     pub kind: ChangeKind,
+    /// What stood in its way and was moved aside instead of being lost
+    /// (only in a forced [`Checkpoints::restore`]; usually none or one).
+    pub kept: Vec<Kept>,
+}
+
+/// Something of the user's that a forced restore moved aside: a file
+/// changed after the turn, or whatever occupied a path to be written (a
+/// folder where a file comes back, a file where a folder comes back). It
+/// is renamed to `<name>.mm-undo-<n>` beside itself, the first `n` free.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// Where it was, relative to the folder (a folder ends with `/`).
+    pub path: PathBuf,
+    /// Where it is now, relative to the folder (a folder ends with `/`).
+    pub backup: PathBuf,
 }
 
 /// The outcome of [`Checkpoints::restore`].
@@ -104,7 +124,8 @@ pub enum Restore {
     /// there was nothing to do.
     Done(Vec<Change>),
     /// Nothing was written: these files changed after the state they were
-    /// expected in, and restoring would overwrite that change. Ask again
-    /// with `force` to overwrite them.
+    /// expected in, or stand where a file must be written (a folder ends
+    /// with `/`), and restoring would overwrite or delete them. Ask again
+    /// with `force` to move them aside ([`Change::kept`]) and go on.
     Conflicts(Vec<PathBuf>),
 }

@@ -187,6 +187,11 @@ fn a_file_changed_after_the_turn_is_not_overwritten_without_force() {
     let forced = done(cps.restore(&before, &after, true).unwrap());
     assert_eq!(forced.len(), 3);
     assert_eq!(read(&repo.join("a.txt")).unwrap(), "a\n");
+    assert_eq!(
+        read(&repo.join("a.txt.mm-undo-1")).unwrap(),
+        "the user's own edit\n",
+        "what force replaced is kept beside it"
+    );
     assert_eq!(read(&repo.join("b.txt")).unwrap(), "b\n");
     assert!(!repo.join("c.txt").exists());
     assert_eq!(

@@ -184,7 +184,7 @@ async fn rewind(agent: &mut Agent, call: Call<'_>, sink: Arc<dyn Sink>, way: Dir
             };
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             Outcome::Error(format!(
-                "not {name}ne: changed since {since}: {}; /{name} force overwrites them",
+                "not {name}ne: changed since {since}: {}; /{name} force goes on and keeps each as <name>.mm-undo-<n>",
                 names.join(", ")
             ))
         }
