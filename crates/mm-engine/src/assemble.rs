@@ -6,7 +6,7 @@
 
 use crate::error::EngineError;
 use crate::runaway;
-use crate::textcalls::{self, Recogniser};
+use crate::textcalls::{self, Quoted, Recogniser};
 use crate::think::{Piece, ThinkSplitter};
 use crate::types::{Message, Reasoning, StreamEvent, ToolCall, ToolDecl, Usage};
 use crate::wire::{Delta, DeltaSink};
@@ -91,6 +91,13 @@ impl<'s> Assembler<'s> {
         if !tools.is_empty() {
             self.text_calls = Some(Recogniser::new(tools));
         }
+        self
+    }
+
+    /// A call written as text that copies one `quoted` holds (the
+    /// session's tool results and user messages) stays text.
+    pub fn quoting(mut self, quoted: &'s Quoted<'s>) -> Self {
+        self.text_calls = self.text_calls.map(|r| r.quoting(quoted));
         self
     }
 
@@ -279,7 +286,7 @@ impl<'s> Assembler<'s> {
     /// is kept, unfinished calls are included with the arguments so far.
     pub fn partial(mut self) -> (Message, Option<Usage>) {
         if let Some(rec) = &self.text_calls {
-            self.content.push_str(rec.held());
+            self.content.push_str(&rec.held());
         }
         let (text, reasoning) = self.think.held();
         let (text, reasoning) = (text.to_owned(), reasoning.to_owned());
@@ -711,7 +718,7 @@ mod tests {
         for piece in [
             "<think>maybe <tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"rm\"}}</tool_call></think>",
             "Listing.\n<tool_",
-            "call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\nDone.",
+            "call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\n",
         ] {
             a.delta(Delta::Text(piece)).unwrap();
         }
@@ -724,7 +731,7 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(content, "Listing.\nDone.");
+        assert_eq!(content, "Listing.\n");
         // The call inside the reasoning is reasoning, not a call.
         assert!(reasoning[0].text.contains("\"rm\""));
         assert_eq!(tool_calls.len(), 1);

@@ -10,6 +10,7 @@ use crate::assemble::Assembler;
 use crate::engine::{Engine, Generation, Inner};
 use crate::error::{EngineError, GenerateError, one_line, server_error};
 use crate::runaway;
+use crate::textcalls::Quoted;
 use futures::StreamExt;
 
 use crate::frames::{ChunkError, Decoder, Watchdog};
@@ -278,10 +279,11 @@ impl Inner {
         &self,
         on_event: &'s mut (dyn FnMut(StreamEvent) + Send),
         tools: &'s [ToolDecl],
+        quoted: &'s Quoted<'s>,
     ) -> Assembler<'s> {
         let asm = Assembler::new(on_event);
         if self.text_tool_calls {
-            asm.with_text_calls(tools)
+            asm.with_text_calls(tools).quoting(quoted)
         } else {
             asm
         }
@@ -316,6 +318,7 @@ impl Inner {
         &self,
         req: &WireRequest,
         tools: &[ToolDecl],
+        quoted: &Quoted<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Attempt {
@@ -326,9 +329,12 @@ impl Inner {
         if self.provider.framing() == Framing::Sse && is_json(&resp) {
             // Some servers ignore `stream: true` and answer whole (or send
             // an error object with status 200).
-            return self.whole_instead(resp, tools, on_event, cancel).await;
+            return self
+                .whole_instead(resp, tools, quoted, on_event, cancel)
+                .await;
         }
-        self.read_stream(resp, tools, on_event, cancel).await
+        self.read_stream(resp, tools, quoted, on_event, cancel)
+            .await
     }
 
     /// Send the request and map a refusal: a redirect and a 4xx fail, a
@@ -369,13 +375,14 @@ impl Inner {
         &self,
         resp: reqwest::Response,
         tools: &[ToolDecl],
+        quoted: &Quoted<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Attempt {
         let mut bytes = Watchdog::new(resp.bytes_stream(), self.watchdog);
         let mut decoder = Decoder::new(self.provider.framing());
         let provider = &*self.provider;
-        let mut asm = self.assembler(on_event, tools);
+        let mut asm = self.assembler(on_event, tools, quoted);
         let mut watch = PartialWatch::default();
         let mut stop = std::pin::pin!(cancel.cancelled());
         loop {
@@ -437,6 +444,7 @@ impl Inner {
         &self,
         resp: reqwest::Response,
         tools: &[ToolDecl],
+        quoted: &Quoted<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Attempt {
@@ -458,7 +466,7 @@ impl Inner {
                 Ok(Ok(body)) => body,
             },
         };
-        let mut asm = self.assembler(on_event, tools);
+        let mut asm = self.assembler(on_event, tools, quoted);
         match self.provider.parse_response(&body, &mut asm) {
             Ok(_) => Attempt::done(asm),
             Err(error) => Attempt::failed(asm, error),
@@ -474,6 +482,7 @@ impl Inner {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<Generation, GenerateError> {
+        let quoted = Quoted::of(messages);
         on_event(StreamEvent::Notice(STALL_NOTICE.to_owned()));
         let req = self.provider.request(messages, tools, false);
         let stalled = |detail: String| EngineError::Stalled {
@@ -514,7 +523,7 @@ impl Inner {
                 Ok(Ok(body)) => body,
             },
         };
-        let mut asm = self.assembler(on_event, tools);
+        let mut asm = self.assembler(on_event, tools, &quoted);
         if let Err(error) = self.provider.parse_response(&body, &mut asm) {
             let (m, _) = asm.partial();
             let error = match error {
@@ -548,9 +557,14 @@ impl Engine {
     ) -> Result<Generation, GenerateError> {
         let inner = &*self.inner;
         let req = inner.provider.request(messages, tools, true);
+        // Calls the model was shown: written back, they are quotes.
+        let quoted = Quoted::of(messages);
         let mut attempt = 0u32;
         loop {
-            match inner.stream_once(&req, tools, on_event, cancel).await {
+            match inner
+                .stream_once(&req, tools, &quoted, on_event, cancel)
+                .await
+            {
                 Attempt::Done(g) | Attempt::Cancelled(g) => return Ok(g),
                 Attempt::Failed(e) => return Err(e),
                 Attempt::Stalled => {
