@@ -30,7 +30,7 @@ pub fn exit_code(outcome: &TurnOutcome) -> u8 {
     match outcome {
         TurnOutcome::Done => 0,
         TurnOutcome::Cancelled => EXIT_CANCELLED,
-        TurnOutcome::MaxTurns | TurnOutcome::Failed(_) => EXIT_FAILED,
+        TurnOutcome::MaxTurns | TurnOutcome::Failed(_) | TurnOutcome::Repeated(_) => EXIT_FAILED,
     }
 }
 
@@ -184,6 +184,7 @@ async fn ask(agent: &mut Agent, question: &str, format: OutputFormat, announce: 
                 TurnOutcome::Failed(text) => eprintln!("error: {}", sanitize(text)),
                 TurnOutcome::MaxTurns => eprintln!("error: the turn was stopped at maxTurns"),
                 TurnOutcome::Cancelled => eprintln!("error: the turn was cancelled"),
+                TurnOutcome::Repeated(text) => eprintln!("{}", sanitize(text)),
                 TurnOutcome::Done => {}
             }
             if let Some(text) = &report.not_saved {

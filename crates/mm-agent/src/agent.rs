@@ -818,6 +818,10 @@ impl Agent {
             self.save(&sink);
             self.record_error(text);
         }
+        if let TurnOutcome::Repeated(text) = &outcome {
+            sink.event(Event::Notice { text: text.clone() });
+            self.record_error(text);
+        }
         self.save(&sink);
         sink.event(self.tokens_event());
         sink.event(Event::TurnEnd {
@@ -893,6 +897,15 @@ impl Agent {
                         }
                     }
                     return self.fail(None, too_long_text(prompt, window));
+                }
+                Err(GenerateError {
+                    error: EngineError::Repeated { text },
+                    partial,
+                }) => {
+                    // The answer so far (before the loop, one copy) is kept
+                    // like any partial reply; the turn has its own outcome.
+                    self.fail(partial, text.clone());
+                    return TurnOutcome::Repeated(text);
                 }
                 Err(GenerateError { error, partial }) => {
                     return self.fail(partial, error.to_string());

@@ -197,7 +197,7 @@ fn letters(text: &str) -> usize {
 /// block is the passage (and was checked first).
 fn is_shorter_block(block: &[&str]) -> bool {
     let k = block.len();
-    (1..k).any(|d| k % d == 0 && (d..k).all(|i| block[i] == block[i - d]))
+    (1..k).any(|d| k.is_multiple_of(d) && (d..k).all(|i| block[i] == block[i - d]))
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! the runaway guard on every call's arguments, and (when asked) tool calls
 //! the model wrote into its answer as text.
 
+use crate::answer_loop;
 use crate::error::EngineError;
 use crate::runaway;
 use crate::textcalls::{self, Quoted, Recogniser};
@@ -63,8 +64,13 @@ pub struct Assembler<'s> {
     ended: bool,
     /// Recovers tool calls written as text, when enabled.
     text_calls: Option<Recogniser<'s>>,
-    /// The runaway guard tripped inside text held as a possible call.
+    /// The runaway guard tripped inside text held as a possible call, or
+    /// the answer-loop guard tripped.
     text_error: Option<EngineError>,
+    /// Watches the visible answer for a passage repeated back to back.
+    answer_guard: answer_loop::Guard,
+    /// The answer looped: what follows is dropped, `content` is cut.
+    looped: bool,
 }
 
 impl<'s> Assembler<'s> {
@@ -81,6 +87,8 @@ impl<'s> Assembler<'s> {
             ended: false,
             text_calls: None,
             text_error: None,
+            answer_guard: answer_loop::Guard::new(),
+            looped: false,
         }
     }
 
@@ -163,8 +171,22 @@ impl<'s> Assembler<'s> {
     }
 
     fn answer(&mut self, t: &str) {
+        if self.looped {
+            return;
+        }
         self.content.push_str(t);
         self.emit(StreamEvent::Text(t.to_owned()));
+        if let Some(v) = self.answer_guard.push(t) {
+            // The guard saw exactly what `content` holds: cut it to what
+            // came before the loop and one copy.
+            self.content.truncate(v.keep);
+            self.looped = true;
+            if self.text_error.is_none() {
+                self.text_error = Some(EngineError::Repeated {
+                    text: answer_loop::sentence(&v),
+                });
+            }
+        }
     }
 
     /// What the text-call recogniser gives: answer text, or a recovered
@@ -285,12 +307,16 @@ impl<'s> Assembler<'s> {
     /// The message as far as it got (cancellation, errors): held-back text
     /// is kept, unfinished calls are included with the arguments so far.
     pub fn partial(mut self) -> (Message, Option<Usage>) {
-        if let Some(rec) = &self.text_calls {
+        if let Some(rec) = &self.text_calls
+            && !self.looped
+        {
             self.content.push_str(&rec.held());
         }
         let (text, reasoning) = self.think.held();
         let (text, reasoning) = (text.to_owned(), reasoning.to_owned());
-        self.content.push_str(&text);
+        if !self.looped {
+            self.content.push_str(&text);
+        }
         if !reasoning.is_empty() {
             match self.reasoning.last_mut() {
                 Some(r) if self.reasoning_open => r.text.push_str(&reasoning),

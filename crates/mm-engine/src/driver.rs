@@ -527,7 +527,9 @@ impl Inner {
         if let Err(error) = self.provider.parse_response(&body, &mut asm) {
             let (m, _) = asm.partial();
             let error = match error {
-                e @ (EngineError::Runaway { .. } | EngineError::ContextLength { .. }) => e,
+                e @ (EngineError::Runaway { .. }
+                | EngineError::Repeated { .. }
+                | EngineError::ContextLength { .. }) => e,
                 other => stalled(other.to_string()),
             };
             return Err(GenerateError {

@@ -128,6 +128,13 @@ pub enum EngineError {
         /// The whole sentence for the user, naming the pattern or the size.
         text: String,
     },
+    /// The visible answer repeated one passage back to back; `text` is the
+    /// answer-loop guard's sentence (docs/design.md#a-looping-answer-stops).
+    #[error("{text}")]
+    Repeated {
+        /// The sentence for the user, naming the passage.
+        text: String,
+    },
     /// The stream was malformed or broke off.
     #[error("{0}")]
     Stream(String),
