@@ -124,11 +124,9 @@ fn links_to_the_config_folder_lead_nowhere_under_the_sandbox() {
                 got[3]
             );
             assert!(got[3].contains("Read-only file system"), "{}", got[3]);
-            assert!(!stderr.contains("Landlock only"), "{stderr}");
         }
         Some(why) => {
             eprintln!("NOT CHECKED: no read-only mount layer here ({why}); metadata stays open");
-            assert!(stderr.contains("Landlock only"), "{stderr}");
         }
     }
 }

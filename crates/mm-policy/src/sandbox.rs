@@ -603,32 +603,50 @@ mod layer {
             Ok(Layer { roots })
         }
 
-        /// Sets the layer up in a child that exits before `exec`.
+        /// Sets the layer up in a child that exits before `exec`; the
+        /// child sends back which step failed and why through a pipe.
         pub(super) fn probe(&self) -> Result<(), String> {
-            let mut cmd = std::process::Command::new("/");
+            use std::io::Read as _;
+            use std::os::fd::AsRawFd as _;
+
+            let cant = |e: io::Error| format!("cannot try the read-only mount layer: {e}");
+            let (mut reader, writer) = io::pipe().map_err(cant)?;
+            let fd = writer.as_raw_fd();
             let layer = Layer {
                 roots: self.roots.clone(),
             };
+            let mut cmd = std::process::Command::new("/");
+            cmd.stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
             // SAFETY: the closure makes only system calls on memory made
-            // before the fork (see `apply`), then `_exit`s.
+            // before the fork (see `steps`), writes to a pipe made before
+            // it, then `_exit`s: it never returns to run `exec`.
             unsafe {
                 cmd.pre_exec(move || {
-                    layer.apply()?;
+                    if let Err((step, e)) = layer.steps() {
+                        let errno = e.raw_os_error().unwrap_or(0).to_le_bytes();
+                        let msg = [step as u8, errno[0], errno[1], errno[2], errno[3]];
+                        libc::write(fd, msg.as_ptr().cast(), msg.len());
+                        libc::_exit(1);
+                    }
                     libc::_exit(0);
                 });
             }
-            let status = cmd
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .map_err(|e| format!("the read-only mount layer cannot be set up here: {e}"))?;
-            if status.success() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "the read-only mount layer cannot be set up here: {status}"
-                ))
+            let status = cmd.status().map_err(cant)?;
+            drop(cmd);
+            drop(writer);
+            let mut msg = Vec::new();
+            reader.read_to_end(&mut msg).map_err(cant)?;
+            match (status.success(), msg.as_slice()) {
+                (true, _) => Ok(()),
+                (false, [step, a, b, c, d]) => {
+                    let err = io::Error::from_raw_os_error(i32::from_le_bytes([*a, *b, *c, *d]));
+                    Err(Step::from_u8(*step).failure(&err))
+                }
+                (false, _) => Err(format!(
+                    "the read-only mount layer failed to start: {status}"
+                )),
             }
         }
 
@@ -637,29 +655,39 @@ mod layer {
         /// Only system calls on memory made before the fork: no
         /// allocation.
         pub(super) fn apply(&self) -> io::Result<()> {
+            self.steps().map_err(|(_, e)| e)
+        }
+
+        /// [`Layer::apply`], saying which step failed.
+        fn steps(&self) -> Result<(), (Step, io::Error)> {
             if self.roots.iter().any(|r| r.as_bytes() == b"/") {
                 // Everything is writable: nothing to make read-only.
                 return Ok(());
             }
             enter_namespaces()?;
-            // Nothing done here may reach the parent namespace.
+            // Nothing done here may reach the parent namespace, and nothing
+            // mounted there later comes in writable.
             rustix::mount::mount_change(
                 c"/",
-                MountPropagationFlags::DOWNSTREAM | MountPropagationFlags::REC,
-            )?;
+                MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
+            )
+            .map_err(Step::Mounts.of())?;
             // Copies of the writable trees as they are, taken before the
             // rest turns read-only, to put back over it.
             let mut trees: [Option<OwnedFd>; MAX_ROOTS] = [const { None }; MAX_ROOTS];
             for (slot, root) in trees.iter_mut().zip(&self.roots) {
-                *slot = Some(rustix::mount::open_tree(
-                    CWD,
-                    root.as_c_str(),
-                    OpenTreeFlags::OPEN_TREE_CLONE
-                        | OpenTreeFlags::OPEN_TREE_CLOEXEC
-                        | OpenTreeFlags::AT_RECURSIVE,
-                )?);
+                *slot = Some(
+                    rustix::mount::open_tree(
+                        CWD,
+                        root.as_c_str(),
+                        OpenTreeFlags::OPEN_TREE_CLONE
+                            | OpenTreeFlags::OPEN_TREE_CLOEXEC
+                            | OpenTreeFlags::AT_RECURSIVE,
+                    )
+                    .map_err(Step::Mounts.of())?,
+                );
             }
-            read_only_everywhere()?;
+            read_only_everywhere().map_err(|e| (Step::Mounts, e))?;
             for (tree, root) in trees.iter_mut().zip(&self.roots) {
                 if let Some(fd) = tree.take() {
                     rustix::mount::move_mount(
@@ -668,19 +696,61 @@ mod layer {
                         CWD,
                         root.as_c_str(),
                         MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
-                    )?;
+                    )
+                    .map_err(Step::Mounts.of())?;
                 }
             }
-            reenter_cwd()?;
-            drop_sys_admin()
+            reenter_cwd().map_err(|e| (Step::Cwd, e))?;
+            drop_sys_admin().map_err(|e| (Step::Caps, e))
+        }
+    }
+
+    /// The steps of the layer, to say which one this system refused.
+    #[derive(Debug, Clone, Copy)]
+    #[repr(u8)]
+    enum Step {
+        UserNamespace,
+        IdMaps,
+        Mounts,
+        Cwd,
+        Caps,
+    }
+
+    impl Step {
+        fn from_u8(v: u8) -> Step {
+            match v {
+                0 => Step::UserNamespace,
+                1 => Step::IdMaps,
+                2 => Step::Mounts,
+                3 => Step::Cwd,
+                _ => Step::Caps,
+            }
+        }
+
+        /// Tags a rustix error with this step.
+        fn of(self) -> impl Fn(rustix::io::Errno) -> (Step, io::Error) {
+            move |e| (self, e.into())
+        }
+
+        /// The words for the start-up line.
+        fn failure(self, err: &io::Error) -> String {
+            match self {
+                Step::UserNamespace => {
+                    format!("user namespaces are not available to this user ({err})")
+                }
+                Step::IdMaps => format!("a new user namespace refused its id maps ({err})"),
+                Step::Mounts => format!("the mounts could not be made read-only ({err})"),
+                Step::Cwd => format!("the working directory could not be entered again ({err})"),
+                Step::Caps => format!("CAP_SYS_ADMIN could not be dropped ({err})"),
+            }
         }
     }
 
     /// A new mount namespace: directly with `CAP_SYS_ADMIN` (root keeps
     /// its ids and its power over every file), else inside a new user
     /// namespace that maps the caller's own ids to themselves.
-    fn enter_namespaces() -> io::Result<()> {
-        let caps = rustix::thread::capabilities(None)?;
+    fn enter_namespaces() -> Result<(), (Step, io::Error)> {
+        let caps = rustix::thread::capabilities(None).map_err(Step::UserNamespace.of())?;
         if caps
             .effective
             .contains(CapabilitySet::SYS_ADMIN | CapabilitySet::SETPCAP)
@@ -695,13 +765,16 @@ mod layer {
         // A process that changed its ids since it started is not dumpable
         // and its /proc/self files then belong to root: the maps below
         // could not be written. `exec` sets this again anyway.
-        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::Dumpable)?;
+        rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::Dumpable)
+            .map_err(Step::IdMaps.of())?;
         // SAFETY: as above.
-        unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS) }?;
-        write_file(c"/proc/self/setgroups", b"deny")?;
+        unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS) }
+            .map_err(Step::UserNamespace.of())?;
         let mut line = [0u8; 32];
-        write_file(c"/proc/self/uid_map", id_map(uid, &mut line))?;
-        write_file(c"/proc/self/gid_map", id_map(gid, &mut line))
+        write_file(c"/proc/self/setgroups", b"deny")
+            .and_then(|()| write_file(c"/proc/self/uid_map", id_map(uid, &mut line)))
+            .and_then(|()| write_file(c"/proc/self/gid_map", id_map(gid, &mut line)))
+            .map_err(|e| (Step::IdMaps, e))
     }
 
     fn write_file(path: &CStr, bytes: &[u8]) -> io::Result<()> {

@@ -246,17 +246,37 @@ fn off_confines_nothing_and_describes_itself() {
     assert!(off.prepare().unwrap().is_none());
     assert!(off.may_write(&w.work, &w.home.join("x")).is_ok());
     assert_eq!(off.describe(), "sandbox: off");
+    assert_eq!(off.warning(), None);
     let on = workspace(&w, false);
     if enforced(&on) {
-        assert_eq!(
-            on.describe(),
-            format!(
-                "sandbox: workspace-write: writes only in {}, {}; no network",
-                w.work.display(),
-                w.temp.display()
-            )
+        let line = format!(
+            "sandbox: workspace-write: writes only in {}, {}; no network",
+            w.work.display(),
+            w.temp.display()
         );
+        match on.mount_layer_missing() {
+            None => {
+                assert_eq!(on.describe(), line);
+                assert_eq!(on.warning(), None);
+            }
+            Some(why) => {
+                eprintln!("no read-only mount layer here ({why}): its line is checked instead");
+                let warned = format!(
+                    "{line} (Landlock only: {why}; outside those folders a command can still change a file's mode, owner, times and extended attributes)"
+                );
+                assert_eq!(on.describe(), warned);
+                assert_eq!(on.warning(), Some(warned));
+            }
+        }
     }
+    // A sandbox the kernel cannot enforce is a warning, whatever the layer.
+    let broken = Sandbox::unenforceable(SandboxMode::WorkspaceWrite, false, &w.work, "no Landlock");
+    assert_eq!(
+        broken.warning().as_deref(),
+        Some(
+            "sandbox: workspace-write cannot be enforced here (no Landlock); bash commands will be refused"
+        )
+    );
 }
 
 #[test]
