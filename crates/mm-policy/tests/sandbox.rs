@@ -584,3 +584,64 @@ fn the_read_only_layer_cannot_be_lifted_from_inside() {
         assert_eq!(metadata_of(&file), before, "{line}");
     }
 }
+
+#[test]
+fn the_parent_death_signal_survives_the_confinement() {
+    // mm sets it before applying the sandbox, so that a command dies with
+    // mm; entering namespaces or dropping capabilities must not clear it.
+    let w = world();
+    let sandbox = workspace(&w, false);
+    if !enforced(&sandbox) {
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    // As the user, and (when root) as another user too: the layer's user
+    // namespace path.
+    let users = if root {
+        vec![None, Some(65534)]
+    } else {
+        vec![None]
+    };
+    for uid in users {
+        let c = sandbox.prepare().unwrap().unwrap();
+        let mut cmd = Command::new("true");
+        use std::os::unix::process::CommandExt;
+        if let Some(uid) = uid {
+            cmd.uid(uid).gid(uid);
+        }
+        // SAFETY: prctl and apply make only async-signal-safe system calls.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                c.apply()?;
+                let mut sig: libc::c_int = 0;
+                libc::prctl(
+                    libc::PR_GET_PDEATHSIG,
+                    &mut sig as *mut libc::c_int,
+                    0,
+                    0,
+                    0,
+                );
+                if sig != libc::SIGKILL {
+                    return Err(std::io::Error::from_raw_os_error(libc::ECHILD));
+                }
+                Ok(())
+            });
+        }
+        let status = cmd.current_dir("/").status();
+        assert!(
+            status.as_ref().is_ok_and(|s| s.success()),
+            "as {uid:?}, the parent-death signal was cleared: {status:?}"
+        );
+    }
+}
