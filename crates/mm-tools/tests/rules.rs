@@ -193,6 +193,11 @@ async fn a_denied_command_never_runs_even_inside_a_list() {
         "echo $(rm -rf x)",
         "sudo rm -rf x",
         "if true; then rm -rf x; fi",
+        "{rm,-rf,x}",
+        "rm -r -f x",
+        "rm --force --recursive x",
+        "y=rm; $y -rf x",
+        "echo 'rm -rf x' | bash",
     ] {
         let (out, failed) = w.bash_raw(line).await;
         assert_eq!(out, "[denied by rule \"bash(rm -rf *)\"]", "{line}");
@@ -237,31 +242,31 @@ async fn with_default_ask_a_list_runs_unasked_only_when_every_part_is_allowed() 
         &["bash(echo *)", "bash(true)"],
         &[],
         &[],
-        &[
-            Decision::Reject,
-            Decision::Reject,
-            Decision::Reject,
-            Decision::Reject,
-        ],
+        &[Decision::Reject; 7],
         None,
     );
     assert_eq!(w.bash_raw("echo a && true").await.0, "a\n");
     assert!(w.asked().is_empty());
     std::fs::write(w.work.join("x"), "keep").unwrap();
+    std::os::unix::fs::symlink(w.home.join("dangling"), w.work.join("link")).unwrap();
     // Each of these asks (and is refused), so none runs.
     for line in [
         "echo a && rm x",
         "echo $(rm x)",
         "echo hi > ../home/outside",
         "eval 'rm x'",
+        "for v in 'a[$(rm x)]'; do echo ${!v}; done",
+        "for v in 'a[$(rm x)]'; do echo $((v)); done",
+        "echo hi > link",
     ] {
         let (out, failed) = w.bash_raw(line).await;
         assert_eq!(out, "[command rejected by the user]", "{line}");
         assert!(failed);
     }
-    assert_eq!(w.asked().len(), 4);
+    assert_eq!(w.asked().len(), 7);
     assert!(w.work.join("x").exists());
     assert!(!w.home.join("outside").exists());
+    assert!(!w.home.join("dangling").exists());
 }
 
 #[tokio::test]
