@@ -199,6 +199,9 @@ impl Agent {
             });
         file_warnings.extend(instructions.skipped.iter().cloned());
         file_warnings.extend(instructions.notice());
+        // A sandbox the settings ask for and this machine cannot (wholly)
+        // enforce is said to a script too: it ran commands expecting it.
+        file_warnings.extend(sandbox_warning);
         warnings.extend(file_warnings.iter().cloned());
         let decls = toolbox
             .specs()
@@ -209,7 +212,6 @@ impl Agent {
                 parameters: s.parameters,
             })
             .collect();
-        warnings.extend(sandbox_warning);
         let store = config
             .sessions
             .enabled
@@ -343,7 +345,8 @@ impl Agent {
     }
 
     /// The start-up warnings about files the user or the project wrote
-    /// (command files not loaded, instructions cut), and the demo's notice:
+    /// (command files not loaded, instructions cut or skipped), a sandbox
+    /// that cannot be wholly enforced, and the demo's notice:
     /// the ones a script needs to see too, where the language-server lines
     /// would be noise.
     pub fn file_warnings(&self) -> &[String] {
