@@ -120,3 +120,22 @@ fn a_retry_after_date_is_honoured() {
     );
     assert_eq!(w.chats().len(), 1);
 }
+
+#[test]
+fn a_small_window_never_stops_a_question_before_the_server_sees_it() {
+    // mm's own guess puts its prompt and tools alone past 256 tokens; the
+    // server, which counts with its own tokenizer, is the one to say.
+    let w = World::new(vec![Reply::text("4")], "");
+    w.write_config(&config(&w, "retries: 0\ncontextWindow: 256\n"));
+    let out = w.run(&["-p", "what is 2+2?"], None);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "4\n");
+    assert!(!stderr.contains("does not fit"), "{stderr}");
+    let chats = w.chats();
+    assert_eq!(chats.len(), 1);
+    assert!(
+        chats[0].to_string().contains("what is 2+2?"),
+        "the question was sent"
+    );
+}
