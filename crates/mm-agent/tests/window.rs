@@ -129,26 +129,30 @@ async fn an_overflow_is_one_notice_and_the_request_is_sent_again() {
 }
 
 #[tokio::test]
-async fn a_question_too_long_alone_fails_with_both_sizes_and_the_session_goes_on() {
+async fn a_question_too_long_alone_is_sent_and_fails_on_the_servers_word() {
     let dir = tempfile::tempdir().unwrap();
     let mock = server(2048, "short answer").await;
     let mut agent = agent_for("openai-compatible", &mock, dir.path());
     assert_eq!(ask(&mut agent, "hello").await.0.outcome, TurnOutcome::Done);
     let huge = "please read this: ".to_owned() + &"lorem ipsum ".repeat(1500);
-    let (report, sink) = ask(&mut agent, &huge).await;
+    let (report, _sink) = ask(&mut agent, &huge).await;
     let TurnOutcome::Failed(text) = &report.outcome else {
         panic!("{:?}", report.outcome)
     };
+    // mm sent it (it never refuses on its own estimate); the server's
+    // refusal ends the turn, naming the server's count and window.
+    let sent: Vec<u64> = mock
+        .all_requests()
+        .iter()
+        .filter(|r| r.body["tools"].is_array() && r.body.to_string().contains("lorem"))
+        .map(|r| mock_tokens(r.body.to_string().len()))
+        .collect();
+    let last = sent.last().expect("the question was sent");
     assert!(
-        text.starts_with("the request (")
-            && text.contains("tokens) does not fit the model's window of 2048 tokens"),
-        "{text}"
-    );
-    assert_eq!(
-        sink.notices().len(),
-        0,
-        "one line, the error: {:?}",
-        sink.notices()
+        text.starts_with(&format!(
+            "the request ({last} tokens) does not fit the model's window of 2048 tokens"
+        )),
+        "{text} ({sent:?})"
     );
     // The question that did not fit is not kept; the next one is answered.
     assert!(
@@ -162,6 +166,32 @@ async fn a_question_too_long_alone_fails_with_both_sizes_and_the_session_goes_on
         TurnOutcome::Done
     );
     assert_eq!(agent.last_answer(), "short answer");
+}
+
+#[tokio::test]
+async fn a_first_question_is_sent_whatever_mm_guesses_of_the_window() {
+    // A window far smaller than mm's own prompt and tools by its estimate
+    // of four characters a token: the server, which counts its own way,
+    // answers, so mm must ask it.
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockServer::start_with(
+        vec![Reply::text("fine")],
+        Options {
+            repeat: true,
+            ..Options::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut cfg = config(&mock.url(), dir.path());
+    cfg.context_window = ContextWindow::Tokens(256);
+    let mut agent = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
+    for q in ["what is in this folder?", "and then?"] {
+        let (report, _sink) = ask(&mut agent, q).await;
+        assert_eq!(report.outcome, TurnOutcome::Done, "{q}");
+    }
+    assert_eq!(agent.last_answer(), "fine");
+    assert!(mock.requests().len() >= 2);
 }
 
 #[tokio::test]

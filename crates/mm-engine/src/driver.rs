@@ -15,7 +15,7 @@ use futures::StreamExt;
 
 use crate::frames::{ChunkError, Decoder, Watchdog};
 use crate::types::{Message, StreamEvent, ToolDecl};
-use crate::wire::{Flow, Framing, Provider, WireRequest};
+use crate::wire::{Delta, DeltaSink, Flow, Framing, Provider, WireRequest};
 
 /// Frames shorter than this are never inspected while they arrive: they
 /// cannot yet hold the 256 characters of arguments the guard needs.
@@ -67,13 +67,30 @@ fn is_json(resp: &reqwest::Response) -> bool {
 fn retry_notice(error: &EngineError, wait: Duration) -> String {
     format!(
         "{error}; retrying in {}s, as the server asks (Retry-After)",
-        wait.as_secs()
+        whole_seconds(wait)
     )
+}
+
+/// Seconds, a started one counted (a date's wait is rarely whole).
+fn whole_seconds(d: Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
 }
 
 fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
     let v = resp.headers().get("retry-after")?.to_str().ok()?;
-    v.trim().parse::<u64>().ok().map(Duration::from_secs)
+    retry_wait(v, std::time::SystemTime::now())
+}
+
+/// The wait a `Retry-After` value asks for at `now`: seconds, or an HTTP
+/// date (any of the three forms HTTP allows); a date already past means
+/// at once.
+fn retry_wait(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 /// What the runaway guard knows of the frame still arriving.
@@ -170,6 +187,42 @@ fn watch_partial(
         });
     }
     Ok(())
+}
+
+/// Passes a frame's deltas to the assembler and notes whether any of them
+/// carried content. The watchdog counts time without content, not without
+/// bytes: a server that sends `: keep-alive` comments, pings or empty
+/// deltas while its model is stuck is cut like a silent one.
+struct Noting<'a, 's> {
+    asm: &'a mut Assembler<'s>,
+    content: bool,
+}
+
+impl DeltaSink for Noting<'_, '_> {
+    fn delta(&mut self, delta: Delta<'_>) -> Result<(), EngineError> {
+        self.content |= carries_content(&delta);
+        self.asm.delta(delta)
+    }
+}
+
+/// Text, reasoning or tool-call bytes (and the server's end of the
+/// answer); not usage, not an empty piece.
+fn carries_content(delta: &Delta<'_>) -> bool {
+    match delta {
+        Delta::Text(t) | Delta::Reasoning(t) | Delta::Signature(t) | Delta::Redacted(t) => {
+            !t.is_empty()
+        }
+        Delta::ToolArgs { fragment, .. } => !fragment.is_empty(),
+        Delta::ToolStart { .. } | Delta::ToolWhole { .. } | Delta::End => true,
+        Delta::ReasoningBlock | Delta::ToolEnd { .. } | Delta::Usage { .. } => false,
+    }
+}
+
+/// `at + period`, saturating (a `watchdog` of 0 is a year).
+fn after_period(at: tokio::time::Instant, period: Duration) -> tokio::time::Instant {
+    at.checked_add(period)
+        .or_else(|| at.checked_add(Duration::from_secs(1 << 30)))
+        .unwrap_or(at)
 }
 
 /// How one streaming attempt ended.
@@ -370,7 +423,8 @@ impl Inner {
     }
 
     /// Decode the stream into the assembler until the answer ends, the
-    /// watchdog cuts it, the user cancels or it breaks off.
+    /// watchdog cuts it (`watchdog` seconds without content, whatever
+    /// else arrives), the user cancels or it breaks off.
     async fn read_stream(
         &self,
         resp: reqwest::Response,
@@ -385,6 +439,12 @@ impl Inner {
         let mut asm = self.assembler(on_event, tools, quoted);
         let mut watch = PartialWatch::default();
         let mut stop = std::pin::pin!(cancel.cancelled());
+        // The content watchdog, re-armed lazily like the byte one.
+        let mut last_content = tokio::time::Instant::now();
+        let mut quiet = std::pin::pin!(tokio::time::sleep_until(after_period(
+            last_content,
+            self.watchdog
+        )));
         loop {
             let chunk = tokio::select! {
                 biased;
@@ -393,15 +453,29 @@ impl Inner {
                     return Attempt::Cancelled(cancelled(m, u));
                 }
                 c = bytes.next() => c,
+                () = &mut quiet => {
+                    let deadline = after_period(last_content, self.watchdog);
+                    if tokio::time::Instant::now() >= deadline {
+                        return Attempt::Stalled;
+                    }
+                    quiet.as_mut().reset(deadline);
+                    continue;
+                }
+            };
+            let held = decoder.partial().len();
+            let mut noting = Noting {
+                asm: &mut asm,
+                content: false,
             };
             let (fed, last) = match chunk {
                 None => (
-                    decoder.finish(&mut |event, data| provider.parse_frame(event, data, &mut asm)),
+                    decoder
+                        .finish(&mut |event, data| provider.parse_frame(event, data, &mut noting)),
                     true,
                 ),
                 Some(Ok(chunk)) => (
                     decoder.feed(&chunk, &mut |event, data| {
-                        provider.parse_frame(event, data, &mut asm)
+                        provider.parse_frame(event, data, &mut noting)
                     }),
                     false,
                 ),
@@ -411,6 +485,12 @@ impl Inner {
                     return Attempt::broke_off(asm, error);
                 }
             };
+            // A long frame still arriving (a tool call sent whole) is
+            // content too; a short line is not yet anything.
+            let growing = decoder.partial().len() > held.max(PARTIAL_WATCH);
+            if noting.content || growing {
+                last_content = tokio::time::Instant::now();
+            }
             let fed = match fed {
                 Ok(Flow::Continue) if !last => {
                     watch_partial(provider, self.spec.name, &decoder, &mut watch, &mut asm)
@@ -582,7 +662,7 @@ impl Engine {
                         Some(asked) if asked > inner.max_retry_wait => {
                             return Err(EngineError::WaitTooLong {
                                 error: Box::new(error),
-                                asked: asked.as_secs(),
+                                asked: whole_seconds(asked),
                                 max: inner.max_retry_wait.as_secs(),
                             }
                             .into());
@@ -749,6 +829,26 @@ mod tests {
                 }
             );
         }
+    }
+
+    #[test]
+    fn retry_after_in_seconds_or_as_a_date() {
+        let now = std::time::UNIX_EPOCH + Duration::from_secs(1_445_412_470);
+        let wait = |v: &str| retry_wait(v, now);
+        assert_eq!(wait(" 7 "), Some(Duration::from_secs(7)));
+        // 10 s after `now`, in each form HTTP allows.
+        for date in [
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+            "Wednesday, 21-Oct-15 07:28:00 GMT",
+            "Wed Oct 21 07:28:00 2015",
+        ] {
+            assert_eq!(wait(date), Some(Duration::from_secs(10)), "{date}");
+        }
+        assert_eq!(wait("Wed, 21 Oct 2015 07:27:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(wait("soon"), None);
+        assert_eq!(wait("-1"), None);
+        assert_eq!(whole_seconds(Duration::from_millis(1200)), 2);
+        assert_eq!(whole_seconds(Duration::from_secs(3)), 3);
     }
 
     #[test]

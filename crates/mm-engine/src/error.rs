@@ -99,7 +99,7 @@ pub enum EngineError {
     },
     /// The watchdog cut the stream and the non-streaming retry failed too.
     #[error(
-        "the {provider} stream sent nothing for {seconds}s; the retry without streaming failed too: {detail}"
+        "the {provider} stream sent no content for {seconds}s; the retry without streaming failed too: {detail}"
     )]
     Stalled {
         /// The provider's name.
