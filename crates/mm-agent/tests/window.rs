@@ -15,6 +15,12 @@ use mm_engine::WindowSource;
 use mm_mock::{MockServer, Options, Reply, mock_tokens};
 use tokio_util::sync::CancellationToken;
 
+/// `n` words `word0 word1 …`: filler of the size wanted that is not one
+/// passage repeated (the answer-loop guard would rightly stop that).
+fn varied(word: &str, n: usize) -> String {
+    (0..n).map(|i| format!("{word}{i} ")).collect()
+}
+
 /// A server with `window` tokens answering every request with `answer`.
 async fn server(window: u64, answer: &str) -> MockServer {
     MockServer::start_with(
@@ -61,7 +67,7 @@ fn all_fit(mock: &MockServer, window: u64) -> bool {
 
 #[tokio::test]
 async fn five_questions_on_a_small_window_are_all_answered_on_every_wire() {
-    let answer = format!("Here is what I found. {}", "detail ".repeat(180));
+    let answer = format!("Here is what I found. {}", varied("detail", 180));
     for provider in ["openai-compatible", "anthropic", "gemini", "ollama"] {
         let dir = tempfile::tempdir().unwrap();
         let window = 2048;
@@ -94,7 +100,7 @@ async fn an_overflow_is_one_notice_and_the_request_is_sent_again() {
     // The settings say 8192; the server holds 2048 and says so when a
     // request does not fit.
     let dir = tempfile::tempdir().unwrap();
-    let mock = server(2048, &"word ".repeat(400)).await;
+    let mock = server(2048, &varied("word", 400)).await;
     let mut cfg = config(&mock.url(), dir.path());
     cfg.context_window = ContextWindow::Tokens(8192);
     let mut agent = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
@@ -202,7 +208,7 @@ async fn compaction_of_a_history_five_times_the_window_fits_every_request() {
     // each, about 12,000 tokens, more than five times the small server's
     // window.
     let roomy = MockServer::start_with(
-        vec![Reply::text(format!("answer {}", "text ".repeat(800)))],
+        vec![Reply::text(format!("answer {}", varied("text", 800)))],
         Options {
             repeat: true,
             ..Options::default()

@@ -54,7 +54,12 @@ pub struct Verdict {
 
 /// The sentence the user and the history get when the guard trips.
 pub fn sentence(v: &Verdict) -> String {
-    let first = v.passage.lines().next().unwrap_or_default();
+    let first = v
+        .passage
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .trim();
     let shown: String = first.chars().take(60).collect();
     let more = if shown.len() < first.len() { "…" } else { "" };
     format!(
@@ -242,6 +247,8 @@ mod tests {
             sent[..v.keep].trim_end(),
             format!("Answer:\n\n{para}").trim_end()
         );
+        // The notice names the passage by its first line with words.
+        assert!(sentence(&v).contains("(\"The function reads the file.\")"));
     }
 
     #[test]

@@ -699,7 +699,21 @@ impl Engine {
         let mut transcript = summary_transcript(messages);
         transcript.push(Message::user(instruction));
         let mut ignore = |_e: StreamEvent| {};
-        let g = self.generate(&transcript, &[], &mut ignore, cancel).await?;
+        let g = match self.generate(&transcript, &[], &mut ignore, cancel).await {
+            Ok(g) => g,
+            // A summary that loops is cut to what came before the loop and
+            // one copy, like an answer: that is still a summary, and failing
+            // here would leave an overflowing history uncured.
+            Err(GenerateError {
+                error: EngineError::Repeated { .. },
+                partial: Some(message),
+            }) => Generation {
+                message,
+                usage: None,
+                cancelled: false,
+            },
+            Err(e) => return Err(e),
+        };
         if g.cancelled {
             return Err(EngineError::Cancelled.into());
         }
