@@ -66,10 +66,10 @@ pub(super) fn table() -> Vec<Command> {
         .with_fronts(&[Front::Repl]),
         Command::new(
             "sessions",
-            "List this project's saved sessions, or those holding WORDS (--all-projects: every project's)",
+            "List this project's saved sessions, or those that mention WORDS (--all-projects: every project's)",
             Run::Now(sessions),
         )
-        .with_argument(Argument::Optional("[words] [--all-projects]".into()))
+        .with_argument(Argument::Optional("[words]".into()))
         .with_fronts(TERMINAL),
         Command::new(
             "resume",
