@@ -1,7 +1,10 @@
 //! The flags of `mm-repl`.
 
-use clap::{Parser, Subcommand, ValueEnum};
-use mm_config::TerminalFlags;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use mm_agent::start::RunFlags;
+use mm_config::{PermissionSetting, TerminalFlags};
 
 /// How one-shot mode prints the turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -18,11 +21,81 @@ pub enum OutputFormat {
     Json,
 }
 
+/// The flags a script sets for one run.
+#[derive(Debug, Clone, Default, PartialEq, Args)]
+pub struct ScriptFlags {
+    /// At most N model requests per question (overrides `maxTurns`); -p
+    /// exits 3 when the limit ends the turn.
+    #[arg(long = "max-turns", value_name = "N")]
+    pub max_turns: Option<u32>,
+
+    /// The default for calls no rule speaks of: allow or ask (overrides
+    /// the default of `permissions`; the rules stay).
+    #[arg(long, value_name = "MODE", value_parser = ["allow", "ask"])]
+    pub permissions: Option<String>,
+
+    /// Allow rules for this run, as in `permissions.allow` (`read_file`,
+    /// `bash(git log *)`): repeat the flag or separate rules with commas.
+    #[arg(long = "allowed-tools", value_name = "RULES")]
+    pub allowed_tools: Vec<String>,
+
+    /// Deny rules for this run, as in `permissions.deny`.
+    #[arg(long = "disallowed-tools", value_name = "RULES")]
+    pub disallowed_tools: Vec<String>,
+
+    /// With -p: the final answer must be a JSON value of the JSON Schema in
+    /// FILE (stdout then holds just that value); an answer that does not
+    /// fit is asked for once more, then -p exits 5.
+    #[arg(long = "output-schema", value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
+}
+
+impl ScriptFlags {
+    /// What the agent's start takes of them.
+    pub fn run_flags(&self) -> RunFlags {
+        RunFlags {
+            max_turns: self.max_turns,
+            permissions: self.permissions.as_deref().map(|p| match p {
+                "ask" => PermissionSetting::Ask,
+                _ => PermissionSetting::Allow,
+            }),
+            allow: split_rules(&self.allowed_tools),
+            deny: split_rules(&self.disallowed_tools),
+        }
+    }
+}
+
+/// Rules given as flags: each value split at the commas outside a rule's
+/// parentheses (`bash(echo a,b),read_file` is two rules).
+pub fn split_rules(values: &[String]) -> Vec<String> {
+    let mut rules = Vec::new();
+    for value in values {
+        let mut depth = 0usize;
+        let mut start = 0;
+        for (i, c) in value.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    rules.push(value[start..i].trim().to_owned());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        rules.push(value[start..].trim().to_owned());
+    }
+    rules.retain(|r| !r.is_empty());
+    rules
+}
+
 /// mm: a small coding agent in your terminal.
 ///
 /// Without -p it opens the REPL. With -p (or a question on stdin) it runs one
-/// turn, prints the answer and exits: 0 when the turn ended normally, 1 when
-/// it failed or was stopped, 130 when it was cancelled, 2 for a bad start.
+/// turn, prints the answer and exits: 0 when the turn ended with an answer,
+/// 1 when it failed, 2 for a bad start, 3 when the turn limit stopped it, 4
+/// when a call needed permission and there was no terminal to ask, 5 when
+/// the answer did not fit --output-schema, 130 when it was cancelled.
 #[derive(Debug, Parser)]
 #[command(name = "mm-repl", version = mm_agent::version(), about, long_about)]
 pub struct Cli {
@@ -36,6 +109,9 @@ pub struct Cli {
 
     #[command(flatten)]
     pub flags: TerminalFlags,
+
+    #[command(flatten)]
+    pub script: ScriptFlags,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -82,6 +158,29 @@ mod tests {
         assert_eq!(cli.output_format, OutputFormat::Json);
         assert_eq!(cli.flags.settings.model.as_deref(), Some("ollama/x"));
         assert!(Cli::try_parse_from(["mm-repl", "--continue", "--resume", "x"]).is_err());
+    }
+
+    #[test]
+    fn script_flags_parse_into_run_flags() {
+        let cli = Cli::parse_from([
+            "mm-repl",
+            "--max-turns",
+            "2",
+            "--permissions",
+            "ask",
+            "--allowed-tools",
+            "bash(echo a,b), read_file",
+            "--allowed-tools",
+            "lsp",
+            "--disallowed-tools",
+            "write_file",
+        ]);
+        let run = cli.script.run_flags();
+        assert_eq!(run.max_turns, Some(2));
+        assert_eq!(run.permissions, Some(PermissionSetting::Ask));
+        assert_eq!(run.allow, ["bash(echo a,b)", "read_file", "lsp"]);
+        assert_eq!(run.deny, ["write_file"]);
+        assert!(Cli::try_parse_from(["mm-repl", "--permissions", "maybe"]).is_err());
     }
 
     #[test]

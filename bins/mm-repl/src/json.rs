@@ -160,6 +160,17 @@ impl Sink for JsonSink {
     fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
         Box::pin(self.ask(info))
     }
+
+    fn cannot_ask(&self, info: &ToolInfo) -> Option<String> {
+        let text = self.controls.cannot_ask()?;
+        self.line(&serde_json::json!({
+            "type": "permission",
+            "id": info.id,
+            "tool": info.tool,
+            "decision": "no_terminal",
+        }));
+        Some(text)
+    }
 }
 
 #[cfg(test)]

@@ -43,7 +43,14 @@ pub struct Controls {
     given: Mutex<Option<String>>,
     /// Shows a reason as it is typed; without it `r` rejects at once.
     echo: Mutex<Option<EchoFn>>,
+    /// A call needed permission and nobody could be asked (exit 4).
+    unasked: AtomicBool,
 }
+
+/// What the model reads of a call that needed permission in a run with
+/// no terminal to ask.
+pub const NO_TERMINAL: &str = "[not run: this call needs permission and there is no terminal to ask; \
+     use --permissions or an allow rule]";
 
 /// What a key means during a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +84,21 @@ pub fn classify(key: &KeyEvent, asking: bool) -> KeyAction {
 }
 
 impl Controls {
+    /// When nobody can answer a prompt: note that a call needed
+    /// permission, and give what the model reads. `None` when someone can.
+    pub fn cannot_ask(&self) -> Option<String> {
+        if self.can_ask() {
+            return None;
+        }
+        self.unasked.store(true, Ordering::SeqCst);
+        Some(NO_TERMINAL.to_owned())
+    }
+
+    /// Whether a call needed permission with nobody to ask.
+    pub fn was_unasked(&self) -> bool {
+        self.unasked.load(Ordering::SeqCst)
+    }
+
     /// Whether a prompt can be answered now (a key watch runs).
     pub fn can_ask(&self) -> bool {
         self.active.load(Ordering::SeqCst)

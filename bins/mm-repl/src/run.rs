@@ -71,7 +71,7 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
         false => None,
     };
     let demo = server.as_ref().map(|s| Demo::new(&s.url())).transpose()?;
-    let start = match Terminal::load(&cli.flags, demo.as_ref())? {
+    let start = match Terminal::load_with(&cli.flags, demo.as_ref(), &cli.script.run_flags())? {
         Launch::Run(start) => start,
         Launch::Print(settings) => {
             print!("{settings}");
@@ -91,9 +91,24 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
         None
     };
 
+    let schema = match &cli.script.output_schema {
+        Some(_) if !one_shot => {
+            return Err(StartError::Front(
+                "--output-schema needs one-shot mode (-p or a question on stdin)".to_owned(),
+            ));
+        }
+        Some(path) => Some(mm_agent::OutputSchema::read(path).map_err(StartError::Front)?),
+        None => None,
+    };
     let (mut agent, resumed) = start.agent(&cli.flags, demo.as_ref())?;
     Ok(match question {
-        Some(q) => oneshot::run(&mut agent, &q, cli.output_format).await,
+        Some(q) => {
+            let run = oneshot::Run {
+                format: cli.output_format,
+                schema: schema.as_ref(),
+            };
+            oneshot::run(&mut agent, &q, run).await
+        }
         None => repl::Repl::new(agent).run(resumed).await,
     })
 }

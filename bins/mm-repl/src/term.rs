@@ -696,6 +696,22 @@ impl Sink for TermSink {
     fn rejection_reason(&self, id: &str) -> Option<String> {
         self.lock().reasons.remove(id)
     }
+
+    fn cannot_ask(&self, info: &ToolInfo) -> Option<String> {
+        let text = self.controls.cannot_ask()?;
+        let mut s = self.lock();
+        let st = &mut *s;
+        end_block(st);
+        notice(
+            &mut st.screen,
+            &format!(
+                "{} needs permission, but there is no terminal to ask: not run \
+                 (use --permissions or an allow rule)",
+                sanitize(&info.tool)
+            ),
+        );
+        Some(text)
+    }
 }
 
 #[cfg(test)]

@@ -1233,16 +1233,12 @@ fn ask_mode_without_a_terminal_rejects_with_the_texts() {
     );
     write(&w, "f.txt", "keep\n");
     let run = ask(&w);
-    run.assert_ok();
-    assert_eq!(
-        results(&w, &run, 4),
-        [
-            "[command rejected by the user]",
-            "[edit rejected by the user]",
-            "[edit rejected by the user]",
-            "keep\n",
-        ]
-    );
+    // Nobody was asked, so nobody rejected: the model is told why the calls
+    // did not run (decision 8's texts are for a user's rejection), and the
+    // run exits 4 (decision 45).
+    assert_eq!(run.code(), Some(4), "{}", run.stderr);
+    let not_run = "[not run: this call needs permission and there is no terminal to ask; use --permissions or an allow rule]";
+    assert_eq!(results(&w, &run, 4), [not_run, not_run, not_run, "keep\n"]);
     assert!(!w.cwd.join("made-it").exists());
     assert!(!w.cwd.join("new.txt").exists());
     assert_eq!(read(&w, "f.txt"), "keep\n");

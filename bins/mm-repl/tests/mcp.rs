@@ -625,10 +625,13 @@ fn permission_rules_name_mcp_tools() {
         ),
     );
     let out = w.run(&["-p", "what time is it?"], None);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
     let results = tool_results(&w);
     assert!(results[0].contains("Etc/UTC"), "{}", results[0]);
-    assert_eq!(results[1], "[tool call rejected by the user]");
+    assert_eq!(
+        results[1],
+        "[not run: this call needs permission and there is no terminal to ask; use --permissions or an allow rule]"
+    );
     assert!(text(&out.stderr).contains("no terminal to ask"));
 }
 

@@ -136,7 +136,7 @@ fn max_turns_stops_the_turn_non_zero() {
     let w = World::new(script, "maxTurns: 1\n");
     let out = w.run(&["-p", "loop"], None);
     let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
     assert!(
         stderr.contains("[stopped: maxTurns (1) reached]"),
         "{stderr}"
@@ -149,11 +149,14 @@ fn json_events_parse_and_come_in_order() {
     let w = World::new(echo_hi_script(), "");
     let out = w.run(&["-p", "say hi", "--output-format", "json"], None);
     assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
-    let events: Vec<serde_json::Value> = text(&out.stdout)
+    let mut events: Vec<serde_json::Value> = text(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
         .collect();
-    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(kinds[0], "session", "{kinds:?}");
     let pos = |k: &str| {
         kinds
@@ -164,7 +167,12 @@ fn json_events_parse_and_come_in_order() {
     assert!(pos("tool_start") < pos("tool_running"));
     assert!(pos("tool_running") < pos("tool_end"));
     assert!(pos("tool_end") < pos("text"));
-    assert_eq!(*kinds.last().unwrap(), "turn_end");
+    // The turn's end, then the run's result last.
+    assert_eq!(*kinds.last().unwrap(), "result");
+    assert_eq!(kinds[kinds.len() - 2], "turn_end");
+    let result = events.pop().unwrap();
+    assert_eq!(result["answer"], "It printed hi.");
+    assert_eq!(result["exit_code"], 0);
     let start = &events[pos("tool_start")];
     assert_eq!(start["info"]["tool"], "bash");
     assert_eq!(start["info"]["title"], "echo hi");
@@ -199,12 +207,17 @@ fn json_turn_end_outcomes_are_strings_with_the_error_beside() {
     let w = World::new(vec![Reply::status(400, "no such model")], "");
     let out = w.run(&["-p", "hi", "--output-format", "json"], None);
     assert_eq!(out.status.code(), Some(1), "stderr: {}", text(&out.stderr));
-    let last: serde_json::Value =
-        serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
-    assert_eq!(last["type"], "turn_end");
-    assert_eq!(last["outcome"], "failed", "{last}");
-    let error = last["error"].as_str().unwrap_or_else(|| panic!("{last}"));
-    assert!(error.contains("no such model"), "{last}");
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for last in [&lines[lines.len() - 2], &lines[lines.len() - 1]] {
+        assert_eq!(last["outcome"], "failed", "{last}");
+        let error = last["error"].as_str().unwrap_or_else(|| panic!("{last}"));
+        assert!(error.contains("no such model"), "{last}");
+    }
+    assert_eq!(lines[lines.len() - 2]["type"], "turn_end");
+    assert_eq!(lines[lines.len() - 1]["type"], "result");
 
     let script = vec![
         Reply::tool_call("c1", "bash", r#"{"command":"echo one"}"#),
@@ -212,11 +225,18 @@ fn json_turn_end_outcomes_are_strings_with_the_error_beside() {
     ];
     let w = World::new(script, "maxTurns: 1\n");
     let out = w.run(&["-p", "loop", "--output-format", "json"], None);
-    assert_eq!(out.status.code(), Some(1), "stderr: {}", text(&out.stderr));
-    let last: serde_json::Value =
-        serde_json::from_str(text(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let end = lines.iter().find(|l| l["type"] == "turn_end").unwrap();
+    assert_eq!(end["outcome"], "max_turns", "{end}");
+    assert!(end.get("error").is_none(), "{end}");
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "result", "{last}");
     assert_eq!(last["outcome"], "max_turns", "{last}");
-    assert!(last.get("error").is_none(), "{last}");
+    assert_eq!(last["exit_code"], 3, "{last}");
 }
 
 #[test]
@@ -253,7 +273,7 @@ fn without_a_terminal_ask_mode_rejects_and_the_model_is_told() {
     ];
     let w = World::new(script, "permissions: ask\n");
     let out = w.run(&["-p", "make a file"], None);
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(4), "stderr: {}", text(&out.stderr));
     assert!(
         !w.cwd.join("made-it").exists(),
         "the command must not have run"
@@ -266,7 +286,7 @@ fn without_a_terminal_ask_mode_rejects_and_the_model_is_told() {
     let chats = w.chats();
     assert_eq!(
         messages(&chats[1]).last().unwrap()["content"],
-        "[command rejected by the user]"
+        "[not run: this call needs permission and there is no terminal to ask; use --permissions or an allow rule]"
     );
 }
 

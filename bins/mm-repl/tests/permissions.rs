@@ -74,8 +74,14 @@ fn one_shot_runs_what_every_part_allows_and_rejects_what_would_ask() {
         "permissions:\n  default: ask\n  allow: [\"bash(echo *)\", \"bash(cat)\"]\n",
     );
     let out = w.run(&["-p", "go"], None);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(results(&w), ["hi\n", "[command rejected by the user]"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    assert_eq!(
+        results(&w),
+        [
+            "hi\n",
+            "[not run: this call needs permission and there is no terminal to ask; use --permissions or an allow rule]"
+        ]
+    );
     assert!(!w.cwd.join("made-it").exists());
     assert!(text(&out.stderr).contains("no terminal to ask"));
 }

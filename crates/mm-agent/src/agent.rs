@@ -21,6 +21,9 @@ use crate::instructions::Instructions;
 use crate::mcp::{EditorServer, McpSession};
 use crate::{checkpoint, compact, history, mention, prompt, tools};
 
+mod answer;
+mod sessions;
+
 /// The banner's language-server line when none of the servers the user
 /// listed is on the PATH.
 pub const NO_LSP: &str = "no language server found on the PATH: the lsp tool is not declared";
@@ -75,6 +78,9 @@ pub enum AgentError {
     /// `/compact` could not summarise (the reason, for the user).
     #[error("{0}")]
     Compaction(String),
+    /// `/fork` before anything was asked.
+    #[error("nothing to fork yet: ask a question first")]
+    NothingToFork,
     /// A permission rule of the user's settings cannot be read.
     #[error("{0} (in the user's settings file)")]
     Rules(String),
@@ -615,7 +621,8 @@ impl Agent {
     pub fn resume(&mut self, id: Option<&str>) -> Result<String, AgentError> {
         let store = self.store.as_ref().ok_or(AgentError::SessionsDisabled)?;
         let id = match id {
-            Some(id) => id.to_string(),
+            // The whole id, its start, or the list's number.
+            Some(id) => store.resolve(&self.cwd, id)?,
             None => latest_session(&store.scan(Some(&self.cwd))?, &self.cwd)?,
         };
         if self.session_id().as_deref() == Some(id.as_str()) {

@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod mention;
 pub mod permissions;
 pub mod prompt;
+pub mod schema;
 pub mod start;
 pub mod tools;
 pub mod version;
@@ -31,8 +32,9 @@ pub use keys::take_keys;
 pub use mcp::EditorServer;
 pub use mm_config as config;
 pub use mm_engine::{Message, ModelEntry, ToolCall, Usage, Window, WindowSource};
-pub use mm_store::SessionInfo;
+pub use mm_store::{Found, SessionInfo};
 pub use mm_ui as ui;
+pub use schema::OutputSchema;
 pub use start::{EXIT_START, StartError};
 pub use version::version;
 

@@ -63,6 +63,49 @@ pub fn agent(
     Ok((agent, resumed))
 }
 
+/// What one run may set beyond the flags every terminal front end shares
+/// (`mm-repl`'s flags for scripts).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunFlags {
+    /// `--max-turns`: model requests per question (`maxTurns`).
+    pub max_turns: Option<u32>,
+    /// `--permissions`: the default for calls no rule speaks of.
+    pub permissions: Option<mm_config::PermissionSetting>,
+    /// `--allowed-tools`: allow rules added for this run.
+    pub allow: Vec<String>,
+    /// `--disallowed-tools`: deny rules added for this run.
+    pub deny: Vec<String>,
+}
+
+impl RunFlags {
+    /// Put the rules in `config`, after checking them like the settings'
+    /// rules; the error names the flags.
+    pub fn add_rules(&self, config: &mut Config, cwd: &Path) -> Result<(), StartError> {
+        if self.allow.is_empty() && self.deny.is_empty() {
+            return Ok(());
+        }
+        let mut check = config.clone();
+        check.sandbox = mm_config::SandboxSetting::Off;
+        check.permissions = mm_config::PermissionRules {
+            allow: self.allow.clone(),
+            deny: self.deny.clone(),
+            ..mm_config::PermissionRules::plain(mm_config::PermissionSetting::Allow)
+        };
+        if let Err(e) = crate::permissions::build(&check, cwd, PermissionSource::Terminal) {
+            let why = match e {
+                AgentError::Rules(why) => why,
+                other => other.to_string(),
+            };
+            return Err(StartError::Front(format!(
+                "--allowed-tools/--disallowed-tools: {why}"
+            )));
+        }
+        config.permissions.allow.extend(self.allow.iter().cloned());
+        config.permissions.deny.extend(self.deny.iter().cloned());
+        Ok(())
+    }
+}
+
 /// What a terminal front end starts from: its working folder and the
 /// settings in force.
 #[cfg(feature = "cli")]
@@ -92,11 +135,28 @@ impl Terminal {
         flags: &mm_config::TerminalFlags,
         demo: Option<&Demo>,
     ) -> Result<Launch, StartError> {
+        Terminal::load_with(flags, demo, &RunFlags::default())
+    }
+
+    /// [`Terminal::load`] with the flags of one run on top: `--max-turns`
+    /// and `--permissions` as settings, the rules added to the settings'.
+    pub fn load_with(
+        flags: &mm_config::TerminalFlags,
+        demo: Option<&Demo>,
+        run: &RunFlags,
+    ) -> Result<Launch, StartError> {
+        if flags.session.fork && flags.session.resume().is_none() {
+            return Err(StartError::Front(
+                "--fork needs --continue or --resume ID: the session to copy".to_owned(),
+            ));
+        }
         let cwd = flags
             .session
             .working_dir()
             .map_err(StartError::WorkingDir)?;
         let mut overrides = flags.settings.overrides();
+        overrides.max_turns = run.max_turns.or(overrides.max_turns);
+        overrides.permissions = run.permissions.or(overrides.permissions);
         if let Some(demo) = demo {
             demo.overrides(&mut overrides);
         }
@@ -106,10 +166,9 @@ impl Terminal {
         if flags.settings.print_config {
             return Ok(Launch::Print(config_text(&loaded)));
         }
-        Ok(Launch::Run(Box::new(Terminal {
-            cwd,
-            config: loaded.config,
-        })))
+        let mut config = loaded.config;
+        run.add_rules(&mut config, &cwd)?;
+        Ok(Launch::Run(Box::new(Terminal { cwd, config })))
     }
 
     /// The agent, resuming what `--continue`/`--resume` name: the demo's
@@ -120,10 +179,16 @@ impl Terminal {
         demo: Option<&Demo>,
     ) -> Result<(Agent, Option<String>), StartError> {
         let (source, resume) = (PermissionSource::Terminal, flags.session.resume());
-        match demo {
-            Some(demo) => demo.agent(self.config, &self.cwd, source, resume),
-            None => agent(self.config, &self.cwd, source, resume),
+        let (mut agent, resumed) = match demo {
+            Some(demo) => demo.agent(self.config, &self.cwd, source, resume)?,
+            None => agent(self.config, &self.cwd, source, resume)?,
+        };
+        if !flags.session.fork {
+            return Ok((agent, resumed));
         }
+        let (new, old) = agent.fork(None).map_err(StartError::Resume)?;
+        let said = commands::forked(&agent, &new, &old);
+        Ok((agent, Some(said)))
     }
 }
 

@@ -88,9 +88,15 @@ pub struct SessionFlags {
     #[arg(long = "continue", conflicts_with = "resume")]
     pub continue_session: bool,
 
-    /// Continue the session with this id.
+    /// Continue the session with this id, the start of one (8 characters
+    /// are enough), or its number in /sessions.
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
+
+    /// With --continue or --resume: go on in a copy of that session; its
+    /// own file stays as it is.
+    #[arg(long)]
+    pub fork: bool,
 }
 
 impl SessionFlags {
@@ -149,6 +155,9 @@ mod tests {
         assert_eq!(both.session.resume(), Some(None));
         let both = Both::parse_from(["x", "--resume", "abc"]);
         assert_eq!(both.session.resume(), Some(Some("abc")));
+        assert!(!both.session.fork);
+        let both = Both::parse_from(["x", "--continue", "--fork"]);
+        assert!(both.session.fork && both.session.resume() == Some(None));
         assert!(Both::try_parse_from(["x", "--continue", "--resume", "abc"]).is_err());
     }
 

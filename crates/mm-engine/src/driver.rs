@@ -766,6 +766,7 @@ mod tests {
             thinking: mm_config::Thinking::Off,
             cache_control: true,
             cache_key: None,
+            output_schema: None,
         })
     }
 

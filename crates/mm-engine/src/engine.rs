@@ -207,6 +207,7 @@ impl Engine {
             thinking: cfg.thinking,
             cache_control: cfg.cache_control,
             cache_key: None,
+            output_schema: None,
         };
         // A watchdog of 0 means "never cut".
         let watchdog = if cfg.watchdog == 0 {
@@ -250,6 +251,18 @@ impl Engine {
         let mut settings = i.settings.clone();
         settings.cache_key =
             (i.spec.prompt_cache_key && settings.cache_control).then(|| key.to_owned());
+        self.rebuilt(settings, i.window.clone())
+    }
+
+    /// This engine for the final answer of a run with `--output-schema`:
+    /// its requests carry `schema` as the provider's structured output
+    /// (OpenAI's `response_format`, Ollama's `format`, Gemini's
+    /// `responseJsonSchema`, Anthropic's forced [`crate::ANSWER_TOOL`])
+    /// and ask for no other tool call.
+    pub fn with_output_schema(&self, schema: serde_json::Value) -> Engine {
+        let i = &self.inner;
+        let mut settings = i.settings.clone();
+        settings.output_schema = Some(schema);
         self.rebuilt(settings, i.window.clone())
     }
 

@@ -25,6 +25,7 @@ fn provider(name: &str) -> Box<dyn Provider> {
         thinking: Thinking::Off,
         cache_control: true,
         cache_key: None,
+        output_schema: None,
     })
 }
 

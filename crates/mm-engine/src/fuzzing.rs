@@ -37,6 +37,7 @@ fn provider(wire: &str) -> Option<Box<dyn Provider>> {
         thinking: Thinking::Off,
         cache_control: true,
         cache_key: None,
+        output_schema: None,
     }))
 }
 

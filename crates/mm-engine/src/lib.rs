@@ -47,6 +47,7 @@ pub fn new_cache_key() -> String {
     uuid::Uuid::now_v7().simple().to_string()
 }
 
+pub use providers::anthropic::ANSWER_TOOL;
 pub use providers::{all_key_vars, key_vars};
 
 /// The names of every registered provider, in registry order.

@@ -56,6 +56,10 @@ pub struct SessionData {
     /// older files (the session id serves then).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub cache_key: String,
+    /// The session this one was forked from (`/fork`, `--fork`); absent
+    /// for a session started afresh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
 }
 
 /// The checkpoints a session took of its project's files. Ids are opaque
@@ -142,6 +146,7 @@ impl SessionData {
             checkpoints: CheckpointLog::default(),
             usage: Usage::default(),
             cache_key: String::new(),
+            forked_from: None,
         }
     }
 
@@ -152,6 +157,13 @@ impl SessionData {
             _ => None,
         })
     }
+}
+
+/// A title the user gave (`/rename`): one line, trimmed, cut like
+/// [`title_from`]; empty when nothing but whitespace was given.
+pub fn title_given(text: &str) -> String {
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    title_from(&line)
 }
 
 /// A session title from a question: its first non-empty line, trimmed, cut

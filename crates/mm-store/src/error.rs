@@ -22,6 +22,28 @@ pub enum StoreError {
         dir: PathBuf,
     },
 
+    /// The start of an id that begins several sessions' ids.
+    #[error("{prefix} begins several sessions: {}; give more of the id", ids.join(", "))]
+    Ambiguous {
+        /// The start given.
+        prefix: String,
+        /// The ids it begins, sorted.
+        ids: Vec<String>,
+    },
+
+    /// `N` past the end of the list of sessions.
+    #[error("there is no session number {number}: the project has {count}")]
+    NoNumber {
+        /// The number given.
+        number: usize,
+        /// How many sessions the project has.
+        count: usize,
+    },
+
+    /// A title of nothing but whitespace.
+    #[error("a title cannot be empty")]
+    EmptyTitle,
+
     /// The id cannot name a session file (it would escape the folder).
     #[error("invalid session id {id:?}")]
     InvalidId {

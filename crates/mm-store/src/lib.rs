@@ -17,8 +17,9 @@ mod store;
 
 pub use data::{
     CheckpointLog, Compaction, SessionData, TurnCheckpoint, TurnError, VERSION, title_from,
+    title_given,
 };
 pub use error::StoreError;
 pub use mm_redact::REDACTED;
 pub use project::project_folder_name;
-pub use store::{Listing, Session, SessionInfo, Store, fuzzing};
+pub use store::{Found, Listing, Session, SessionInfo, Store, fuzzing};

@@ -10,7 +10,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use time::OffsetDateTime;
 
 use crate::StoreError;
-use crate::data::{Compaction, SessionData, TurnError, VERSION, title_from};
+use crate::data::{Compaction, SessionData, TurnError, VERSION, title_from, title_given};
 use crate::fsio::{self, Stamp};
 use crate::project::{canonical, project_folder_name};
 use mm_redact::redact_json;
@@ -61,6 +61,20 @@ pub struct Listing {
     /// One error per file that could not be read.
     pub skipped: Vec<StoreError>,
 }
+
+/// A session whose questions or answers hold every word searched for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    /// The session, as a list shows it.
+    pub info: SessionInfo,
+    /// The first line of a question or answer that holds one of the words,
+    /// shortened like a title.
+    pub excerpt: String,
+}
+
+/// The longest list number `--resume N` takes: a longer run of digits is
+/// the start of an id.
+const NUMBER_DIGITS: usize = 4;
 
 impl Store {
     /// A store rooted at `dir` (`sessions.dir`). Nothing is touched until a
@@ -151,6 +165,128 @@ impl Store {
         })
     }
 
+    /// The id of the session of the project at `cwd` that `token` names:
+    /// its whole id, the start of exactly one id (eight characters are
+    /// enough but for sessions begun within a minute of each other), or
+    /// `N`, the Nth of [`Store::list`] (1 is the most recent; at most four
+    /// digits, so a longer number is the start of an id).
+    pub fn resolve(&self, cwd: &Path, token: &str) -> Result<String, StoreError> {
+        let token = token.trim();
+        let dir = self.project_dir(cwd);
+        if !token.is_empty()
+            && token.len() <= NUMBER_DIGITS
+            && token.bytes().all(|b| b.is_ascii_digit())
+        {
+            let n: usize = token.parse().unwrap_or(0);
+            let list = self.list(Some(cwd))?;
+            return match n.checked_sub(1).and_then(|i| list.get(i)) {
+                Some(info) => Ok(info.id.clone()),
+                None => Err(StoreError::NoNumber {
+                    number: n,
+                    count: list.len(),
+                }),
+            };
+        }
+        if !valid_id(token) {
+            return Err(StoreError::InvalidId {
+                id: token.to_string(),
+            });
+        }
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(StoreError::NotFound {
+                    id: token.to_string(),
+                    dir,
+                });
+            }
+            Err(e) => return Err(StoreError::io(&dir, e)),
+        };
+        let mut matching = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| StoreError::io(&dir, e))?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let Some(id) = name.strip_suffix(".json") else {
+                continue;
+            };
+            if name.starts_with('.') || !valid_id(id) {
+                continue;
+            }
+            if id == token {
+                return Ok(id.to_string());
+            }
+            if id.starts_with(token) {
+                matching.push(id.to_string());
+            }
+        }
+        matching.sort();
+        match matching.len() {
+            0 => Err(StoreError::NotFound {
+                id: token.to_string(),
+                dir,
+            }),
+            1 => Ok(matching.remove(0)),
+            _ => Err(StoreError::Ambiguous {
+                prefix: token.to_string(),
+                ids: matching,
+            }),
+        }
+    }
+
+    /// A new session of the same project holding a copy of `from`: its
+    /// history, compactions, errors, checkpoints, token counts and cache
+    /// key, titled `title` (else `from`'s title with ` (fork)`), and
+    /// locked. It is written by its first [`Session::save`]; `from`'s own
+    /// file is never touched.
+    pub fn fork(&self, from: &SessionData, title: Option<&str>) -> Result<Session, StoreError> {
+        let mut session = self.create(&from.cwd, &from.model)?;
+        let id = session.data.id.clone();
+        let created = session.data.created_at;
+        session.data = from.clone();
+        session.data.id = id;
+        session.data.created_at = created;
+        session.data.updated_at = created;
+        session.data.forked_from = Some(from.id.clone());
+        session.data.title = match title.map(title_given).filter(|t| !t.is_empty()) {
+            Some(title) => title,
+            None => {
+                let base = match (from.title.is_empty(), from.first_question()) {
+                    (true, Some(q)) => title_from(q),
+                    _ => from.title.clone(),
+                };
+                title_from(&format!("{base} (fork)"))
+            }
+        };
+        Ok(session)
+    }
+
+    /// The sessions of the project at `cwd` (all projects when `None`)
+    /// whose questions and answers, taken together, hold every one of
+    /// `words` (any case), most recently updated first. Files that cannot
+    /// be read are left out, as [`Store::list`] leaves them.
+    pub fn search(&self, cwd: Option<&Path>, words: &[&str]) -> Result<Vec<Found>, StoreError> {
+        let words: Vec<String> = words
+            .iter()
+            .map(|w| w.to_lowercase())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let mut found = Vec::new();
+        for info in self.scan(cwd)?.sessions {
+            let Ok(bytes) = fs::read(&info.path) else {
+                continue;
+            };
+            let Ok(data) = decode(&bytes, &info.path, |d: &SessionData| u64::from(d.version))
+            else {
+                continue;
+            };
+            if let Some(excerpt) = matches(&data, &words) {
+                found.push(Found { info, excerpt });
+            }
+        }
+        Ok(found)
+    }
+
     /// The most recently updated readable session of the project at `cwd`.
     pub fn latest(&self, cwd: &Path) -> Result<Option<SessionInfo>, StoreError> {
         Ok(self.list(Some(cwd))?.into_iter().next())
@@ -216,6 +352,38 @@ impl Store {
         });
         Ok(listing)
     }
+}
+
+/// The excerpt of `data` when its questions and answers hold every one
+/// of `words` (lower-cased): the first line that holds one of them.
+fn matches(data: &SessionData, words: &[String]) -> Option<String> {
+    use mm_engine::Message;
+    let texts: Vec<&str> = data
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::User { content } | Message::Assistant { content, .. } => {
+                Some(content.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    let lower: Vec<String> = texts.iter().map(|t| t.to_lowercase()).collect();
+    if !words
+        .iter()
+        .all(|w| lower.iter().any(|t| t.contains(w.as_str())))
+    {
+        return None;
+    }
+    let line = texts
+        .iter()
+        .flat_map(|t| t.lines())
+        .find(|line| {
+            let line = line.to_lowercase();
+            words.iter().any(|w| line.contains(w.as_str()))
+        })
+        .unwrap_or("");
+    Some(title_from(line))
 }
 
 /// The first fields of a session file; the history is checked for syntax
@@ -383,6 +551,17 @@ impl Session {
     /// The session's file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Give the session `title` (one line, shortened like a title) and
+    /// write it. An empty title is refused, the file left as it was.
+    pub fn rename(&mut self, title: &str) -> Result<(), StoreError> {
+        let title = title_given(title);
+        if title.is_empty() {
+            return Err(StoreError::EmptyTitle);
+        }
+        self.data.title = title;
+        self.save()
     }
 
     /// Note a compaction that replaced `replaced` messages by `summary`.

@@ -541,3 +541,129 @@ fn token_counts_round_trip_and_older_files_without_them_load() {
         (10, 0)
     );
 }
+
+#[test]
+fn ids_resolve_from_a_unique_start_or_the_list_number() {
+    let (_tmp, project, root) = setup();
+    let store = Store::new(root);
+    let mut ids = Vec::new();
+    for q in ["first", "second"] {
+        let mut s = store.create(&project, "m").unwrap();
+        s.data.messages.push(Message::user(q));
+        s.save().unwrap();
+        ids.push(s.id().to_string());
+    }
+    // The whole id, and the list's numbers (1 is the most recent).
+    assert_eq!(store.resolve(&project, &ids[0]).unwrap(), ids[0]);
+    assert_eq!(store.resolve(&project, "1").unwrap(), ids[1]);
+    assert_eq!(store.resolve(&project, "2").unwrap(), ids[0]);
+    assert!(matches!(
+        store.resolve(&project, "3"),
+        Err(StoreError::NoNumber {
+            number: 3,
+            count: 2
+        })
+    ));
+    // A start both ids share is ambiguous; one only the first has is not.
+    let common = ids[0]
+        .chars()
+        .zip(ids[1].chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    // Both ids begin with the time they were made: they share a start.
+    assert!(common > 0, "{ids:?}");
+    match store.resolve(&project, &ids[0][..common]) {
+        Err(StoreError::Ambiguous { ids: both, .. }) => assert_eq!(both.len(), 2),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        store.resolve(&project, &ids[0][..common + 1]).unwrap(),
+        ids[0]
+    );
+    assert!(matches!(
+        store.resolve(&project, "ffffffff"),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.resolve(&project, "../x"),
+        Err(StoreError::InvalidId { .. })
+    ));
+}
+
+#[test]
+fn a_fork_copies_the_history_and_leaves_the_original_file_alone() {
+    let (_tmp, project, root) = setup();
+    let store = Store::new(root);
+    let mut s = store.create(&project, "m").unwrap();
+    s.data.messages = history();
+    s.data.cache_key = "key".into();
+    s.save().unwrap();
+    let before = fs::read(s.path()).unwrap();
+    let mut fork = store.fork(&s.data, None).unwrap();
+    assert_ne!(fork.id(), s.id());
+    assert_eq!(fork.data.forked_from.as_deref(), Some(s.id()));
+    assert_eq!(fork.data.messages, s.data.messages);
+    assert_eq!(fork.data.cache_key, "key");
+    assert_eq!(fork.data.title, "list the files (fork)");
+    fork.save().unwrap();
+    assert_eq!(
+        fs::read(s.path()).unwrap(),
+        before,
+        "the original untouched"
+    );
+    let named = store.fork(&s.data, Some("  try\n another  way ")).unwrap();
+    assert_eq!(named.data.title, "try another way");
+    // The fork is a session like any other.
+    let id = fork.id().to_string();
+    drop(fork);
+    let opened = store.open(&project, &id).unwrap();
+    assert_eq!(opened.data.messages, history());
+}
+
+#[test]
+fn rename_sets_the_title_and_refuses_an_empty_one() {
+    let (_tmp, project, root) = setup();
+    let store = Store::new(root);
+    let mut s = store.create(&project, "m").unwrap();
+    s.data.messages = history();
+    s.save().unwrap();
+    s.rename("the parser bug").unwrap();
+    assert!(matches!(s.rename("  \n "), Err(StoreError::EmptyTitle)));
+    assert_eq!(
+        store.list(Some(&project)).unwrap()[0].title,
+        "the parser bug"
+    );
+}
+
+#[test]
+fn search_finds_every_word_in_questions_or_answers_newest_first() {
+    let (tmp, project, root) = setup();
+    let other = tmp.path().join("other");
+    fs::create_dir(&other).unwrap();
+    let store = Store::new(root);
+    let make = |cwd: &Path, q: &str, a: &str| {
+        let mut s = store.create(cwd, "m").unwrap();
+        s.data.messages = vec![Message::user(q), Message::assistant(a)];
+        s.save().unwrap();
+        s.id().to_string()
+    };
+    let parser = make(&project, "fix the Parser", "The LEXER was wrong.");
+    let lexer = make(&project, "why the lexer?", "Because tokens.");
+    let elsewhere = make(&other, "parser and lexer", "ok");
+    let ids = |found: Vec<mm_store::Found>| -> Vec<String> {
+        found.into_iter().map(|f| f.info.id).collect()
+    };
+    assert_eq!(
+        ids(store.search(Some(&project), &["lexer"]).unwrap()),
+        [lexer.clone(), parser.clone()]
+    );
+    let both = store.search(Some(&project), &["parser", "lexer"]).unwrap();
+    assert_eq!(both.len(), 1);
+    assert_eq!(both[0].info.id, parser);
+    assert_eq!(both[0].excerpt, "fix the Parser");
+    assert!(store.search(Some(&project), &["tool"]).unwrap().is_empty());
+    assert_eq!(
+        ids(store.search(None, &["parser", "lexer"]).unwrap()),
+        [elsewhere, parser]
+    );
+}

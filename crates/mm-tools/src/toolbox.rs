@@ -420,6 +420,10 @@ impl Toolbox {
             Verdict::Allow => {}
             Verdict::Deny(rule) => return Consent::Refused(denied_text(&rule)),
             Verdict::Ask(_) => {
+                // Nobody to ask (a script): not run, and the model is told why.
+                if let Some(text) = ctx.sink.cannot_ask(info) {
+                    return Consent::Refused(text);
+                }
                 let decision = tokio::select! {
                     d = ctx.sink.permission(info) => d,
                     _ = ctx.cancel.cancelled() => Decision::Cancelled,

@@ -337,6 +337,15 @@ pub trait Sink: Send + Sync {
     /// Ask whether `info` may run. Called only when the policy says to ask.
     fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision>;
 
+    /// Why nobody can answer a permission question here (a run without a
+    /// terminal), as the model is to read it; `None`, the default, when
+    /// [`Sink::permission`] can ask. A call this answers for is not run
+    /// and `permission` is not called.
+    fn cannot_ask(&self, info: &ToolInfo) -> Option<String> {
+        let _ = info;
+        None
+    }
+
     /// What the user said with their rejection of call `id`, for the
     /// model (asked once, right after `permission` answered `Reject`).
     /// A front end without a way to say it keeps the default.

@@ -45,7 +45,8 @@ pub(super) fn table() -> Vec<Command> {
             "diff",
             "Show how the files differ from the start of the session",
             Run::Task(diff),
-        ),
+        )
+        .in_one_shot(),
         Command::new(
             "mcp",
             "List the MCP servers, their state and their tools",
@@ -65,17 +66,40 @@ pub(super) fn table() -> Vec<Command> {
         .with_fronts(&[Front::Repl]),
         Command::new(
             "sessions",
-            "List this project's saved sessions",
+            "List this project's saved sessions, or those that mention WORDS (--all-projects: every project's)",
             Run::Now(sessions),
         )
+        .with_argument(Argument::Optional("[words]".into()))
         .with_fronts(TERMINAL),
         Command::new(
             "resume",
-            "Resume a saved session by id (or the latest)",
+            "Resume a saved session by id, the start of one, or its /sessions number (or the latest)",
             Run::Now(resume),
         )
-        .with_argument(Argument::Optional("[id]".into()))
+        .with_argument(Argument::Optional("[id|number]".into()))
         .with_fronts(TERMINAL),
+        Command::new(
+            "fork",
+            "Go on in a copy of this session (the original stays as it is)",
+            Run::Now(fork),
+        )
+        .with_argument(Argument::Optional("[title]".into()))
+        .with_fronts(TERMINAL),
+        Command::new(
+            "rename",
+            "Give this session a title (lists show it)",
+            Run::Now(rename),
+        )
+        .with_argument(Argument::Required("<title>".into()))
+        .with_fronts(TERMINAL),
+        Command::new(
+            "export",
+            "Write this session as Markdown (questions, answers, tool calls and their output)",
+            Run::Now(export),
+        )
+        .with_argument(Argument::Optional("[path]".into()))
+        .with_fronts(TERMINAL)
+        .in_one_shot(),
         Command::new(
             "model",
             "Show the model and the server's models, or switch to PROVIDER/MODEL",
@@ -259,7 +283,18 @@ pub fn copy(text: &str) -> Outcome {
     }
 }
 
-fn sessions(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
+/// The flag of `/sessions` that searches every project.
+const ALL_PROJECTS: &str = "--all-projects";
+
+/// `/sessions`: this project's sessions, numbered for `/resume N`.
+/// `/sessions WORDS`: those whose questions or answers hold every word.
+fn sessions(agent: &mut Agent, call: &Call<'_>) -> Outcome {
+    let mut words: Vec<&str> = call.argument.split_whitespace().collect();
+    let all_projects = words.contains(&ALL_PROJECTS);
+    words.retain(|w| *w != ALL_PROJECTS);
+    if !words.is_empty() || all_projects {
+        return search(agent, &words, all_projects);
+    }
     let list = match agent.sessions() {
         Ok(list) => list,
         Err(e) => return Outcome::Error(e.to_string()),
@@ -276,14 +311,16 @@ fn sessions(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
     let current = agent.session_id();
     Outcome::List(
         list.iter()
-            .map(|info| {
+            .enumerate()
+            .map(|(i, info)| {
                 let mark = if current.as_deref() == Some(info.id.as_str()) {
                     "*"
                 } else {
                     " "
                 };
                 format!(
-                    "{mark} {}  {}  {:>3} messages  {}",
+                    "{:>2} {mark} {}  {}  {:>3} messages  {}",
+                    i + 1,
                     info.id,
                     short_time(&info.updated_at),
                     info.messages,
@@ -293,6 +330,106 @@ fn sessions(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
             .chain(unreadable)
             .collect(),
     )
+}
+
+/// `/sessions WORDS [--all-projects]`: one row per session found, with
+/// the line where a word was found (and the folder, across projects).
+fn search(agent: &Agent, words: &[&str], all_projects: bool) -> Outcome {
+    let found = match agent.search_sessions(words, all_projects) {
+        Ok(found) => found,
+        Err(e) => return Outcome::Error(e.to_string()),
+    };
+    let words = words.join(" ");
+    let place = if all_projects {
+        "any project"
+    } else {
+        "this project"
+    };
+    if found.is_empty() {
+        return Outcome::Say(match words.is_empty() {
+            true => format!("no saved session in {place}"),
+            false => format!("no session of {place} mentions {words}"),
+        });
+    }
+    let current = agent.session_id();
+    let mut rows = Vec::with_capacity(found.len() + 1);
+    if !words.is_empty() {
+        rows.push(format!(
+            "sessions of {place} that mention {words}, newest first:"
+        ));
+    }
+    for f in found {
+        let info = &f.info;
+        let mark = if current.as_deref() == Some(info.id.as_str()) {
+            "*"
+        } else {
+            " "
+        };
+        let folder = if all_projects {
+            format!("  {}", info.cwd.display())
+        } else {
+            String::new()
+        };
+        rows.push(format!(
+            "{mark} {}  {}  {}{folder}",
+            info.id,
+            short_time(&info.updated_at),
+            info.title
+        ));
+        if !f.excerpt.is_empty() && f.excerpt != info.title {
+            rows.push(format!("      {}", f.excerpt));
+        }
+    }
+    Outcome::List(rows)
+}
+
+/// `/fork [title]`: the conversation goes on in a copy.
+fn fork(agent: &mut Agent, call: &Call<'_>) -> Outcome {
+    match agent.fork(call.argument()) {
+        Ok((new, old)) => Outcome::Resumed(forked(agent, &new, &old)),
+        Err(e) => Outcome::Error(e.to_string()),
+    }
+}
+
+/// What is said when session `old` was forked into `new` (by `/fork` or
+/// `--fork`).
+pub fn forked(agent: &Agent, new: &str, old: &str) -> String {
+    format!(
+        "forked: now in session {new} \"{}\" ({} messages); session {old} stays as it was",
+        agent.session_title().unwrap_or_default(),
+        agent.history().len()
+    )
+}
+
+/// `/rename TITLE`.
+fn rename(agent: &mut Agent, call: &Call<'_>) -> Outcome {
+    let Some(title) = call.argument() else {
+        return Outcome::Error("usage: /rename TITLE".into());
+    };
+    match agent.rename(title) {
+        Ok(title) => Outcome::Say(format!("this session is now titled \"{title}\"")),
+        Err(e) => Outcome::Error(e.to_string()),
+    }
+}
+
+/// `/export [path]`: the session as Markdown in a file.
+fn export(agent: &mut Agent, call: &Call<'_>) -> Outcome {
+    if agent.history().is_empty() {
+        return Outcome::Say("nothing to export yet".into());
+    }
+    let id = agent.session_id();
+    let path = super::export::target(agent.cwd(), call.argument(), id.as_deref());
+    if path.is_dir() {
+        return Outcome::Error(format!("{} is a folder; give a file name", path.display()));
+    }
+    match std::fs::write(&path, agent.export_markdown()) {
+        Ok(()) => Outcome::Say(format!(
+            "exported {} messages to {}",
+            agent.history().len(),
+            path.display()
+        )),
+        Err(e) => Outcome::Error(format!("cannot write {}: {e}", path.display())),
+    }
 }
 
 /// `2026-11-05 14:03`.

@@ -11,6 +11,7 @@
 
 mod builtin;
 pub mod custom;
+pub mod export;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -22,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Agent;
 
-pub use builtin::{INIT_PROMPT, copy, recap, resumed};
+pub use builtin::{INIT_PROMPT, copy, forked, recap, resumed};
 
 /// A front end that can offer a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

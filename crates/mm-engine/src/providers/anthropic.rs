@@ -157,6 +157,10 @@ pub(crate) fn build_messages(messages: &[Message]) -> (String, Vec<Value>) {
     (system, messages)
 }
 
+/// The tool an Anthropic request forces for a structured answer: its
+/// input's `answer` is the value (`--output-schema`).
+pub const ANSWER_TOOL: &str = "final_answer";
+
 impl Provider for Anthropic {
     fn framing(&self) -> Framing {
         Framing::Sse
@@ -193,7 +197,18 @@ impl Provider for Anthropic {
             }
             body["tools"] = Value::Array(decls);
         }
-        if let Some(budget) = self.budget() {
+        if let Some(schema) = &s.output_schema {
+            // The answer is the input of a tool the request forces (a forced
+            // tool admits no thinking); `answer` holds the value.
+            let answer = json!({"name": ANSWER_TOOL, "description": "Give the final answer.",
+                "input_schema": {"type": "object", "properties": {"answer": schema},
+                                 "required": ["answer"]}});
+            match body["tools"].as_array_mut() {
+                Some(decls) => decls.push(answer),
+                None => body["tools"] = json!([answer]),
+            }
+            body["tool_choice"] = json!({"type": "tool", "name": ANSWER_TOOL});
+        } else if let Some(budget) = self.budget() {
             body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
         }
         WireRequest {

@@ -133,6 +133,15 @@ impl Provider for Gemini {
         if let Some(tc) = self.thinking_config() {
             generation["thinkingConfig"] = tc;
         }
+        // Gemini takes no response schema beside function declarations.
+        let tools = match &s.output_schema {
+            Some(schema) => {
+                generation["responseMimeType"] = json!("application/json");
+                generation["responseJsonSchema"] = schema.clone();
+                &[]
+            }
+            None => tools,
+        };
         let mut body = json!({"contents": contents, "generationConfig": generation});
         if !system.is_empty() {
             body["systemInstruction"] = json!({"parts": [{"text": system}]});

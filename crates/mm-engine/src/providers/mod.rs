@@ -25,6 +25,10 @@ pub struct ProviderSettings {
     /// OpenAI's `prompt_cache_key`: one per session, set only for rows
     /// whose server takes it ([`ProviderSpec::prompt_cache_key`]).
     pub cache_key: Option<String>,
+    /// The JSON Schema the answer to this request must fit
+    /// (`--output-schema`): the request is the final answer, sent as the
+    /// provider's structured output, and asks for no tool call.
+    pub output_schema: Option<serde_json::Value>,
 }
 
 impl std::fmt::Debug for ProviderSettings {
@@ -39,6 +43,7 @@ impl std::fmt::Debug for ProviderSettings {
             .field("thinking", &self.thinking)
             .field("cache_control", &self.cache_control)
             .field("cache_key", &self.cache_key)
+            .field("output_schema", &self.output_schema.is_some())
             .finish()
     }
 }

@@ -89,7 +89,10 @@ impl Provider for Ollama {
             "stream": stream,
             "options": {"num_ctx": s.context_window, "num_predict": s.max_tokens},
         });
-        if !tools.is_empty() {
+        // A structured answer constrains the whole output: no tool call.
+        if let Some(schema) = &s.output_schema {
+            body["format"] = schema.clone();
+        } else if !tools.is_empty() {
             body["tools"] = Value::Array(tools_json(tools));
         }
         if let Some(think) = self.think() {
@@ -299,6 +302,7 @@ mod tests {
             thinking,
             cache_control: true,
             cache_key: None,
+            output_schema: None,
         })
     }
 

@@ -215,6 +215,13 @@ impl Provider for OpenAi {
         if let Some(k) = &s.cache_key {
             body["prompt_cache_key"] = json!(k);
         }
+        if let Some(schema) = &s.output_schema {
+            body["response_format"] = json!({"type": "json_schema",
+                "json_schema": {"name": "answer", "schema": schema}});
+            if !tools.is_empty() {
+                body["tool_choice"] = json!("none");
+            }
+        }
         WireRequest {
             url: format!("{}/chat/completions", s.base_url),
             headers: self.headers(),
@@ -514,6 +521,7 @@ mod tests {
                 thinking: Thinking::Off,
                 cache_control: true,
                 cache_key: None,
+                output_schema: None,
             },
         )
     }
