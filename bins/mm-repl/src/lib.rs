@@ -15,7 +15,6 @@ pub mod complete;
 pub mod exit;
 pub mod json;
 pub mod keys;
-pub mod logging;
 pub mod oneshot;
 pub mod repl;
 pub mod run;

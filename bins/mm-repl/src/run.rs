@@ -9,7 +9,7 @@ use mm_agent::StartError;
 use mm_agent::start::{Demo, Launch, Terminal};
 
 use crate::cli::{Cli, Command};
-use crate::{exit, logging, oneshot, repl};
+use crate::{exit, oneshot, repl};
 
 /// Run `mm-repl` with this process's arguments.
 pub fn main() -> ExitCode {
@@ -59,7 +59,7 @@ pub fn peak_rss_kb() -> Option<u64> {
 
 /// The whole program after the flags; returns the exit code.
 pub async fn run(cli: Cli) -> u8 {
-    logging::init(&mm_config::state_dir());
+    mm_agent::logging::init(&mm_config::state_dir(), "mm-repl");
     exit::spawn_signal_handler();
     start(cli).await.unwrap_or_else(fail)
 }

@@ -7,7 +7,7 @@
 //! never lands in the middle of an answer line.
 //!
 //! Text given to [`Screen::write`], [`Screen::write_styled`] and the
-//! spinner is sanitised ([`mm_ui::sanitize`]): whatever a model, a command
+//! spinner is sanitised ([`mm_ui::sanitize()`]): whatever a model, a command
 //! or a server said, the only escape sequences written are the screen's
 //! own styling. Only [`Screen::write_own`] writes bytes as given.
 

@@ -4,7 +4,7 @@
 //! notices and errors on stderr, and the counters recap after the turn.
 //! It also asks the inline a/s/r permission question.
 //!
-//! Everything shown is sanitised ([`mm_ui::sanitize`]) before mm styles
+//! Everything shown is sanitised ([`mm_ui::sanitize()`]) before mm styles
 //! it: text that arrives in pieces (reasoning, a running command's
 //! output, the answer through the Markdown renderer) through a
 //! [`Sanitizer`] that carries a sequence cut between two pieces, the rest
@@ -373,7 +373,7 @@ impl TermSink {
                 st.screen.write_styled(
                     Target::Info,
                     Style::Dim,
-                    &format!("attached {path} ({size})"),
+                    &mm_ui::attached_line(&path, &size),
                 );
                 st.screen.write(Target::Info, "\n");
             }
@@ -423,7 +423,7 @@ impl TermSink {
             } => {
                 end_block(st);
                 if outcome == TurnOutcome::Cancelled {
-                    notice(&mut st.screen, "cancelled");
+                    notice(&mut st.screen, mm_ui::CANCELLED_LINE);
                 }
                 for line in after_turn_lines(&counters, st.tokens.take()) {
                     st.screen.write_styled(Target::Info, Style::Dim, &line);

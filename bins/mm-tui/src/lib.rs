@@ -6,13 +6,12 @@
 //! It owns the window: transcript, layout, painter, key map, its Sink and
 //! its flags. It must never reach into a provider or a tool's internals
 //! (it uses only mm-agent, mm-ui and mm-config), and never print while the
-//! window is open: its logs go to a file (`logging`).
+//! window is open: its logs go to a file (`mm_agent::logging`).
 
 pub mod app;
 pub mod cli;
 pub mod keymap;
 pub mod layout;
-pub mod logging;
 pub mod markdown;
 pub mod painter;
 pub mod popup;

@@ -8,7 +8,7 @@ use clap::Parser;
 use futures::StreamExt;
 use mm_agent::StartError;
 use mm_tui::cli::{self, Cli};
-use mm_tui::{App, logging, terminal};
+use mm_tui::{App, terminal};
 
 /// Kill the tool processes still running (docs/design.md#killing-on-exit).
 fn stop_tools() {
@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         // SAFETY: no thread exists yet; the runtime starts below.
         unsafe { mm_agent::take_keys(&cli.flags.settings.sources(cwd)) };
     }
-    logging::init(&mm_agent::config::state_dir());
+    mm_agent::logging::init(&mm_agent::config::state_dir(), "mm-tui");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -315,7 +315,7 @@ impl Transcript {
                 self.context = (context, window);
             }
             Event::Attached { path, size } => {
-                self.push(EntryKind::Notice(format!("attached {path} ({size})")));
+                self.push(EntryKind::Notice(mm_ui::attached_line(&path, &size)));
             }
             Event::Error { text } => {
                 self.push(EntryKind::Error(text));
@@ -325,7 +325,7 @@ impl Transcript {
                 outcome, counters, ..
             } => {
                 if outcome == TurnOutcome::Cancelled {
-                    self.push(EntryKind::Notice("[cancelled]".into()));
+                    self.push(EntryKind::Notice(mm_ui::CANCELLED_LINE.into()));
                 }
                 let recap = recap(&counters);
                 if !recap.is_empty() {

@@ -23,7 +23,7 @@ pub fn width(text: &str) -> usize {
 }
 
 /// Text that is safe to put in terminal cells: sanitised
-/// ([`mm_ui::sanitize`]: escape sequences and control characters removed,
+/// ([`mm_ui::sanitize()`]: escape sequences and control characters removed,
 /// a lone carriage return made a line break), then tabs expanded to stops
 /// of 4.
 pub fn sanitize(text: &str) -> Cow<'_, str> {
@@ -53,7 +53,7 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// [`sanitize`]d text on one row: line breaks become spaces (a name, a
+/// [`sanitize()`]d text on one row: line breaks become spaces (a name, a
 /// status, a file in a list).
 pub fn one_line(text: &str) -> Cow<'_, str> {
     match sanitize(text) {

@@ -16,6 +16,8 @@ pub mod compact;
 pub mod history;
 pub mod instructions;
 pub mod keys;
+#[cfg(feature = "cli")]
+pub mod logging;
 pub mod mcp;
 pub mod mention;
 pub mod permissions;

@@ -12,7 +12,7 @@
 //! one as they arrive, and what it showed is exactly what rendering the
 //! whole answer gives.
 //!
-//! The text is sanitised first ([`crate::sanitize`]), and each span again
+//! The text is sanitised first ([`crate::sanitize()`]), and each span again
 //! (a character reference like `&#27;` is a control character only once
 //! parsed): no line holds a control character.
 

@@ -196,6 +196,14 @@ fn tenths(whole: u64, tenth: u64, unit: &str) -> String {
     }
 }
 
+/// The line every front end shows for [`Event::Attached`].
+pub fn attached_line(path: &str, size: &str) -> String {
+    format!("attached {path} ({size})")
+}
+
+/// The line every front end shows after a cancelled turn.
+pub const CANCELLED_LINE: &str = "[cancelled]";
+
 /// Why a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
