@@ -1,18 +1,17 @@
-//! Embedding mm in another Rust program: build an agent from settings, ask
-//! a question with your own Sink, read the history.
+//! Embedding mm in another Rust program: build an agent from settings,
+//! ask a question with your own Sink, read the history.
 //!
 //! `cargo run -p mm-agent --example ask` runs it against the scripted mock
 //! model server, so no model server is needed; point `model`/`base_url` at
-//! a real one (e.g. `ollama/qwen3:8b`) to use it for real.
+//! a real one (e.g. `ollama/qwen3:8b`) to use it for real. Everything the
+//! agent keeps (sessions, checkpoints) goes to a temporary folder:
+//! `Config::isolated` reads and writes nothing of the user's own folders.
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use mm_agent::config::Config;
-use mm_agent::ui::{Decision, Event, Sink, ToolInfo};
-use mm_agent::{Agent, Message, PermissionSource};
+use mm_agent::{Agent, BoxFuture, CancellationToken, Decision, Event, Message, Sink, ToolInfo};
 use mm_mock::{MockServer, Reply};
-use tokio_util::sync::CancellationToken;
 
 /// Print answer text as it streams and say which tools ran.
 struct Printer;
@@ -39,17 +38,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Reply::text("The command printed: hello from bash."),
     ])
     .await?;
-    let dir = std::env::temp_dir().join(format!("mm-example-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+    let home = tempfile::tempdir()?;
+    let project = home.path().join("project");
+    std::fs::create_dir_all(&project)?;
 
-    let mut config = Config {
+    let config = Config {
         model: "openai-compatible/example".into(),
         base_url: Some(format!("{}/v1", mock.url())),
-        ..Config::default()
+        ..Config::isolated(home.path())
     };
-    config.sessions.enabled = false;
-
-    let mut agent = Agent::new(config, &dir, PermissionSource::Terminal)?;
+    let mut agent = Agent::builder(config).cwd(&project).build()?;
     let report = agent
         .ask("run echo", Arc::new(Printer), CancellationToken::new())
         .await;
@@ -59,6 +57,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("{name} returned {content:?}");
         }
     }
-    std::fs::remove_dir_all(&dir)?;
+    agent.shutdown().await;
     Ok(())
 }

@@ -84,6 +84,10 @@ pub enum AgentError {
     /// A permission rule of the user's settings cannot be read.
     #[error("{0} (in the user's settings file)")]
     Rules(String),
+    /// The builder was given no folder and the process's working
+    /// directory cannot be read.
+    #[error("cannot read the working directory: {0}")]
+    WorkingDir(#[source] std::io::Error),
 }
 
 /// Which permission setting applies: the terminal's `permissions` or the
@@ -165,6 +169,13 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// Start building an agent from merged settings (for a program that
+    /// embeds mm, [`Config::isolated`] touches nothing of the user's):
+    /// `Agent::builder(config).cwd(dir).build()`.
+    pub fn builder(config: Config) -> crate::AgentBuilder {
+        crate::AgentBuilder::new(config)
+    }
+
     /// Build an agent for a session rooted at `cwd` from merged settings.
     pub fn new(config: Config, cwd: &Path, source: PermissionSource) -> Result<Agent, AgentError> {
         Agent::with_editor_servers(config, cwd, source, &[])

@@ -10,6 +10,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
+mod builder;
 pub mod checkpoint;
 pub mod commands;
 pub mod compact;
@@ -31,14 +32,18 @@ pub use agent::{
     Agent, AgentError, INTERRUPTED, NOT_RUN, PermissionSource, SessionList, TurnReport, Unreadable,
     list_sessions, scan_sessions,
 };
+pub use builder::AgentBuilder;
+pub use futures::future::BoxFuture;
 pub use keys::take_keys;
 pub use mcp::EditorServer;
 pub use mm_config as config;
 pub use mm_engine::{Message, ModelEntry, ToolCall, Usage, Window, WindowSource};
 pub use mm_store::{Found, SessionInfo};
 pub use mm_ui as ui;
+pub use mm_ui::{Decision, Event, Sink, ToolInfo, TurnOutcome};
 pub use schema::OutputSchema;
 pub use start::{EXIT_START, StartError};
+pub use tokio_util::sync::CancellationToken;
 pub use version::version;
 
 /// Kill every running tool process group and MCP server. Front ends call

@@ -426,6 +426,20 @@ impl Default for Config {
 }
 
 impl Config {
+    /// The defaults with every folder under `dir`: the user's
+    /// instructions, commands and skills are looked for there, sessions and
+    /// checkpoints are kept there, and nothing of the user's own folders
+    /// (`~/.config/mm`, the data folder) is read or written. For programs
+    /// that embed mm and for tests.
+    pub fn isolated(dir: &std::path::Path) -> Config {
+        Config::defaults_in(&BaseDirs {
+            config: dir.join("config"),
+            data: dir.join("data"),
+            state: dir.join("state"),
+            home: None,
+        })
+    }
+
     /// The defaults (docs/reference/settings.md), with the given base
     /// directories (the
     /// loader passes the ones of its `Sources`, so tests need no real HOME).
