@@ -92,7 +92,14 @@ fn fork_leaves_the_original_file_byte_identical() {
     let original = session_files(&w).remove(0);
     let before = std::fs::read(&original).unwrap();
     let out = w.run(
-        &["--continue", "--fork", "-p", "what was it?", "--output-format", "json"],
+        &[
+            "--continue",
+            "--fork",
+            "-p",
+            "what was it?",
+            "--output-format",
+            "json",
+        ],
         None,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -136,7 +143,10 @@ fn export_from_a_script_writes_markdown_with_the_calls_and_output() {
         ],
         "",
     );
-    assert_eq!(w.run(&["-p", "print something"], None).status.code(), Some(0));
+    assert_eq!(
+        w.run(&["-p", "print something"], None).status.code(),
+        Some(0)
+    );
     let id = id_of(&session_files(&w)[0]);
     let out = w.run(&["--continue", "-p", "/export"], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -151,12 +161,21 @@ fn export_from_a_script_writes_markdown_with_the_calls_and_output() {
     assert!(md.contains("## Question 1\n\nprint something\n"), "{md}");
     assert!(md.contains("### Tool call: `bash`"), "{md}");
     assert!(md.contains("\"command\": \"echo exported-output\""), "{md}");
-    assert!(md.contains("```text\nexported-output\n"), "the output: {md}");
+    assert!(
+        md.contains("```text\nexported-output\n"),
+        "the output: {md}"
+    );
     assert!(md.contains("### Answer\n\nIt printed it.\n"), "{md}");
     assert_eq!(w.chats().len(), 2, "the command asks no model");
     // A path of the user's choice, and JSON for a script.
     let out = w.run(
-        &["--continue", "-p", "/export out.md", "--output-format", "json"],
+        &[
+            "--continue",
+            "-p",
+            "/export out.md",
+            "--output-format",
+            "json",
+        ],
         None,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -201,7 +220,11 @@ fn fork_rename_and_sessions_words_in_the_repl() {
     type_line(&mut s, "and the parser?");
     expect(&mut s, "The fork answers.");
     expect(&mut s, PROMPT);
-    assert_eq!(std::fs::read(&original).unwrap(), before, "original untouched");
+    assert_eq!(
+        std::fs::read(&original).unwrap(),
+        before,
+        "original untouched"
+    );
     let fork = session_files(&w)
         .into_iter()
         .find(|f| *f != original)
@@ -210,7 +233,10 @@ fn fork_rename_and_sessions_words_in_the_repl() {
     assert!(all_text(&w.chats()[1]).contains("is the lexer broken?"));
 
     type_line(&mut s, "/rename parser investigation");
-    expect(&mut s, "this session is now titled \"parser investigation\"");
+    expect(
+        &mut s,
+        "this session is now titled \"parser investigation\"",
+    );
     expect(&mut s, PROMPT);
     assert_eq!(session(&fork)["title"], "parser investigation");
 
