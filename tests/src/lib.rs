@@ -6,6 +6,7 @@
 
 pub mod child;
 pub mod diagram;
+pub mod docs;
 pub mod llama;
 pub mod sandbox;
 

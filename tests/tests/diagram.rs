@@ -19,6 +19,26 @@ fn the_package_diagram_is_current() {
 }
 
 #[test]
+fn the_drawio_diagram_is_current() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let graph = diagram::graph(&root).unwrap();
+    let purposes = diagram::purposes(&root).unwrap();
+    let on_disk = std::fs::read_to_string(root.join(diagram::DRAWIO)).unwrap_or_default();
+    assert!(
+        on_disk == diagram::render_drawio(&graph, &purposes),
+        "{} is stale: run `cargo run -p mm-tests --bin mm-diagram` and commit it",
+        diagram::DRAWIO
+    );
+    // Every crate has a purpose to show on its box.
+    let blank: Vec<&String> = purposes
+        .iter()
+        .filter(|(_, p)| p.trim().is_empty())
+        .map(|(n, _)| n)
+        .collect();
+    assert!(blank.is_empty(), "crates without a description: {blank:?}");
+}
+
+#[test]
 fn no_crate_depends_on_its_own_or_a_higher_floor() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let graph = diagram::graph(&root).unwrap();
@@ -39,5 +59,39 @@ fn the_rule_catches_a_front_end_reaching_into_the_engine() {
             "mm-mock must not depend on mm-ui",
             "mm-repl must not depend on mm-engine"
         ]
+    );
+}
+
+#[test]
+fn every_path_of_the_code_map_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    assert_eq!(
+        mm_tests::docs::missing_code_map_paths(&root),
+        Vec::<String>::new(),
+        "docs/architecture.md's code map names paths that are gone"
+    );
+}
+
+#[test]
+fn every_link_between_the_docs_leads_somewhere() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    assert_eq!(
+        mm_tests::docs::broken_links(&root),
+        Vec::<String>::new(),
+        "links to a missing file or heading"
+    );
+}
+
+#[test]
+fn the_readme_and_the_floors_table_name_every_crate_on_its_floor() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let graph = diagram::graph(&root).unwrap();
+    let crates: Vec<(String, Option<u8>)> = graph
+        .keys()
+        .map(|name| (name.clone(), diagram::floor(name)))
+        .collect();
+    assert_eq!(
+        mm_tests::docs::table_disagreements(&root, &crates),
+        Vec::<String>::new()
     );
 }

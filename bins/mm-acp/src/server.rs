@@ -645,7 +645,9 @@ async fn editor_question(
 /// How a finished turn is reported to the editor.
 fn stop_reason(outcome: &TurnOutcome) -> StopReason {
     match outcome {
-        TurnOutcome::Done | TurnOutcome::Failed(_) => StopReason::EndTurn,
+        TurnOutcome::Done | TurnOutcome::Failed(_) | TurnOutcome::Repeated(_) => {
+            StopReason::EndTurn
+        }
         TurnOutcome::MaxTurns => StopReason::MaxTurnRequests,
         TurnOutcome::Cancelled => StopReason::Cancelled,
     }

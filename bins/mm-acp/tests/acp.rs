@@ -354,6 +354,51 @@ async fn a_denied_call_fails_with_the_rule_and_is_never_asked() {
     assert!(env.project.join("victim").exists());
 }
 
+/// The editor server reads a line as the terminal does (the shared
+/// policy): a spelling of a denied command is denied without asking, and a
+/// line that makes bash evaluate a variable's value asks although `echo`
+/// is allowed.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_rules_read_hostile_lines_as_the_terminal_does() {
+    let mock = MockServer::start(vec![
+        Reply::tool_call("call_1", "bash", r#"{"command":"{rm,-rf,victim}"}"#),
+        Reply::tool_call(
+            "call_2",
+            "bash",
+            r#"{"command":"for x in 'a[$(touch E1)]'; do echo ${!x}; done"}"#,
+        ),
+        Reply::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(
+        &mock,
+        "permissions:\n  allow: [\"bash(echo *)\"]\n  deny: [\"bash(rm -rf *)\"]\n",
+    );
+    std::fs::create_dir(env.project.join("victim")).unwrap();
+    run(&env, vec!["reject_once"], async |mut ctx| {
+        let id = ctx.start().await;
+        assert_eq!(ctx.prompt(&id, "go").await.stop_reason, StopReason::EndTurn);
+        let updates = ctx.drain();
+        let denied = about(&updates, "call_1");
+        assert_eq!(
+            denied.last().unwrap()["content"][0]["content"]["text"],
+            "[denied by rule \"bash(rm -rf *)\"]"
+        );
+        let asked = ctx.asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1);
+        let asked = serde_json::to_value(&asked[0]).unwrap();
+        assert_eq!(asked["toolCall"]["toolCallId"], "call_2");
+        assert_eq!(
+            about(&updates, "call_2").last().unwrap()["status"],
+            "failed"
+        );
+    })
+    .await;
+    assert!(env.project.join("victim").exists());
+    assert!(!env.project.join("E1").exists());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn bash_rejected_tells_the_model_and_does_not_run() {
     let mock = MockServer::start(vec![

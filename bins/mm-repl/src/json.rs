@@ -111,6 +111,7 @@ pub fn outcome_fields(outcome: &TurnOutcome) -> (&'static str, Option<&str>) {
         TurnOutcome::Cancelled => ("cancelled", None),
         TurnOutcome::MaxTurns => ("max_turns", None),
         TurnOutcome::Failed(why) => ("failed", Some(why)),
+        TurnOutcome::Repeated(why) => ("repeated", Some(why)),
     }
 }
 

@@ -57,6 +57,8 @@ pub enum Ending {
     Done,
     /// The turn failed: why.
     Failed(String),
+    /// The answer looped and was stopped: the guard's sentence.
+    Repeated(String),
     /// The user cancelled.
     Cancelled,
     /// The turn limit ended the turn.
@@ -77,6 +79,7 @@ impl Ending {
         match outcome {
             TurnOutcome::Cancelled => Ending::Cancelled,
             TurnOutcome::Failed(why) => Ending::Failed(why.clone()),
+            TurnOutcome::Repeated(why) => Ending::Repeated(why.clone()),
             _ if unasked => Ending::NeedsPermission,
             TurnOutcome::MaxTurns => Ending::MaxTurns,
             TurnOutcome::Done => Ending::Done,
@@ -88,6 +91,7 @@ impl Ending {
         match self {
             Ending::Done => "done",
             Ending::Failed(_) => "failed",
+            Ending::Repeated(_) => "repeated",
             Ending::Cancelled => "cancelled",
             Ending::MaxTurns => "max_turns",
             Ending::NeedsPermission => "needs_permission",
@@ -100,7 +104,7 @@ impl Ending {
     pub fn code(&self) -> u8 {
         match self {
             Ending::Done => 0,
-            Ending::Failed(_) | Ending::NotSaved(_) => EXIT_FAILED,
+            Ending::Failed(_) | Ending::NotSaved(_) | Ending::Repeated(_) => EXIT_FAILED,
             Ending::Cancelled => EXIT_CANCELLED,
             Ending::MaxTurns => EXIT_MAX_TURNS,
             Ending::NeedsPermission => EXIT_NO_TERMINAL,
@@ -112,7 +116,9 @@ impl Ending {
     pub fn error(&self) -> Option<String> {
         match self {
             Ending::Done => None,
-            Ending::Failed(why) | Ending::NotSaved(why) => Some(why.clone()),
+            Ending::Failed(why) | Ending::NotSaved(why) | Ending::Repeated(why) => {
+                Some(why.clone())
+            }
             Ending::Cancelled => Some("the turn was cancelled".into()),
             Ending::MaxTurns => Some("the turn limit (--max-turns, maxTurns) was reached".into()),
             Ending::NeedsPermission => Some(

@@ -86,6 +86,124 @@ fn one_shot_runs_what_every_part_allows_and_rejects_what_would_ask() {
     assert!(text(&out.stderr).contains("no terminal to ask"));
 }
 
+/// Issue 29, point 3: with only `bash(echo *)` allowed, lines that make
+/// bash evaluate a variable's value (indirection, prompt expansion,
+/// arithmetic, array subscripts) ask; without a terminal they are refused,
+/// so no marker file is ever made. A plain echo still runs unasked.
+#[test]
+fn one_shot_asks_before_what_bash_would_evaluate() {
+    let attacks = [
+        "for x in 'a[$(touch E1)]'; do echo ${!x}; done",
+        "for x in '$(touch E2)'; do echo ${x@P}; done",
+        "for x in 'a[$(touch E3)]'; do echo $[x]; done",
+        "for x in 'a[$(touch E4)]'; do echo ${a[x]}; done",
+        "for x in 'a[$(touch E5)]'; do echo ${x:x}; done",
+        "for x in 'a[$(touch E6)]'; do echo; ((x)); done",
+        "for x in 'a[$(touch E7)]'; do echo; [[ x -eq 0 ]]; done",
+        "for x in 'a[$(touch E8)]'; do echo $(( $x )); done",
+    ];
+    let mut script = vec![bash("c0", "echo plain")];
+    for (i, line) in attacks.iter().enumerate() {
+        script.push(bash(&format!("c{}", i + 1), line));
+    }
+    script.push(Reply::text("done"));
+    let w = World::new(
+        script,
+        "permissions:\n  default: ask\n  allow: [\"bash(echo *)\"]\n",
+    );
+    let out = w.run(&["-p", "go"], None);
+    let stderr = text(&out.stderr);
+    let got = results(&w);
+    assert_eq!(got.len(), attacks.len() + 1, "{stderr}");
+    assert_eq!(got[0], "plain\n");
+    for (i, line) in attacks.iter().enumerate() {
+        assert_eq!(got[i + 1], "[command rejected by the user]", "{line}");
+        let marker = w.cwd.join(format!("E{}", i + 1));
+        assert!(!marker.exists(), "{line} ran");
+    }
+}
+
+/// Issue 29, point 12: spellings of a denied command are denied by the
+/// rule; none runs.
+#[test]
+fn one_shot_denies_the_spellings_of_a_denied_command() {
+    let spellings = [
+        "{rm,-rf,victim}",
+        "/bin/r[m] -rf victim",
+        "$'\\x72m' -rf victim",
+        "bash <<< 'rm -rf victim'",
+        "echo 'rm -rf victim' | sh",
+        "unshare -r rm -rf victim",
+        "prlimit --nofile=64 rm -rf victim",
+        "setpriv --reuid=0 rm -rf victim",
+        "fakeroot rm -rf victim",
+        "script -qc 'rm -rf victim' typescript",
+        "rm -r -f victim",
+        "rm -fr victim",
+        "rm --recursive --force victim",
+        "sh -c -- 'rm -rf victim'",
+        "rm$IFS-rf victim",
+        "x=rm; $x -rf victim",
+    ];
+    let mut script: Vec<Reply> = spellings
+        .iter()
+        .enumerate()
+        .map(|(i, line)| bash(&format!("c{i}"), line))
+        .collect();
+    script.push(Reply::text("done"));
+    let w = World::new(
+        script,
+        "permissions:\n  default: allow\n  deny: [\"bash(rm -rf *)\"]\n",
+    );
+    std::fs::create_dir(w.cwd.join("victim")).unwrap();
+    let out = w.run(&["-p", "clean up"], None);
+    let got = results(&w);
+    assert_eq!(got.len(), spellings.len(), "{}", text(&out.stderr));
+    for (line, result) in spellings.iter().zip(&got) {
+        assert_eq!(result, "[denied by rule \"bash(rm -rf *)\"]", "{line}");
+    }
+    assert!(w.cwd.join("victim").exists());
+}
+
+/// Issue 29, point 4 (rules): a redirection through a dangling symlink, or
+/// through a glob that matches a symlink, writes outside the working
+/// directory; an allow rule for the command does not cover it.
+#[test]
+fn one_shot_asks_before_a_redirection_that_leads_outside() {
+    let script = vec![
+        bash("c1", "git status > dangling"),
+        bash("c2", "git status > lin?"),
+        bash("c3", "git status --short > inside.txt"),
+        Reply::text("done"),
+    ];
+    let w = World::new(
+        script,
+        "permissions:\n  default: ask\n  allow: [\"bash(git status*)\"]\n",
+    );
+    let outside = w.root.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(outside.join("escaped"), w.cwd.join("dangling")).unwrap();
+    std::os::unix::fs::symlink(outside.join("globbed"), w.cwd.join("link")).unwrap();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&w.cwd)
+        .status()
+        .unwrap();
+    assert!(init.success());
+    let out = w.run(&["-p", "status"], None);
+    assert_eq!(
+        results(&w)[..2],
+        [
+            "[command rejected by the user]",
+            "[command rejected by the user]"
+        ],
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+    assert!(w.cwd.join("inside.txt").exists(), "the allowed call ran");
+}
+
 #[test]
 fn a_bad_rule_stops_mm_at_start_naming_it() {
     let w = World::new(vec![], "permissions:\n  deny: [\"bash(rm -rf\"]\n");
@@ -201,6 +319,12 @@ fn enforced(w: &World) -> bool {
     true
 }
 
+/// A write the sandbox refused: Landlock's error, or the read-only mount
+/// layer's before it.
+fn refused(result: &str) -> bool {
+    result.contains("Permission denied") || result.contains("Read-only file system")
+}
+
 #[test]
 fn the_sandbox_keeps_bash_in_the_working_directory_and_off_the_network() {
     let (w, home, tmp) = sandboxed(vec![], "");
@@ -228,7 +352,7 @@ fn the_sandbox_keeps_bash_in_the_working_directory_and_off_the_network() {
     assert_eq!(text(&out.stdout), "All done.\n", "{stderr}");
     assert_eq!(w.chats().len(), 5);
     let got = results(&w);
-    assert!(got[0].contains("Permission denied"), "{}", got[0]);
+    assert!(refused(&got[0]), "{}", got[0]);
     assert!(!home.join("x").exists());
     assert_eq!(got[1], "made\n");
     assert!(w.cwd.join("y").exists());
@@ -237,7 +361,7 @@ fn the_sandbox_keeps_bash_in_the_working_directory_and_off_the_network() {
         "{}",
         got[2]
     );
-    assert!(got[3].contains("Permission denied"), "{}", got[3]);
+    assert!(refused(&got[3]), "{}", got[3]);
     assert!(!home.join("escaped").exists());
     assert!(
         stderr

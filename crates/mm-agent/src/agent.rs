@@ -205,6 +205,9 @@ impl Agent {
             });
         file_warnings.extend(instructions.skipped.iter().cloned());
         file_warnings.extend(instructions.notice());
+        // A sandbox the settings ask for and this machine cannot (wholly)
+        // enforce is said to a script too: it ran commands expecting it.
+        file_warnings.extend(sandbox_warning);
         warnings.extend(file_warnings.iter().cloned());
         let decls = toolbox
             .specs()
@@ -215,7 +218,6 @@ impl Agent {
                 parameters: s.parameters,
             })
             .collect();
-        warnings.extend(sandbox_warning);
         let store = config
             .sessions
             .enabled
@@ -349,7 +351,8 @@ impl Agent {
     }
 
     /// The start-up warnings about files the user or the project wrote
-    /// (command files not loaded, instructions cut), and the demo's notice:
+    /// (command files not loaded, instructions cut or skipped), a sandbox
+    /// that cannot be wholly enforced, and the demo's notice:
     /// the ones a script needs to see too, where the language-server lines
     /// would be noise.
     pub fn file_warnings(&self) -> &[String] {
@@ -825,6 +828,10 @@ impl Agent {
             self.save(&sink);
             self.record_error(text);
         }
+        if let TurnOutcome::Repeated(text) = &outcome {
+            sink.event(Event::Notice { text: text.clone() });
+            self.record_error(text);
+        }
         self.save(&sink);
         sink.event(self.tokens_event());
         sink.event(Event::TurnEnd {
@@ -853,11 +860,15 @@ impl Agent {
             .prepare(&mut self.toolbox, &mut self.decls, sink, cancel)
             .await;
         self.settle_window().await;
-        if let Some(text) = self.question_too_long() {
-            return TurnOutcome::Failed(text);
-        }
+        // No request is refused on mm's own estimate (docs/design.md#overflow):
+        // only the server's overflow answer says a request does not fit.
         let max_turns = self.config.max_turns.max(1);
         let mut compacted_for_length = false;
+        // The history before this turn's first compaction, made while
+        // nothing had answered the question yet: if the server still
+        // refuses the request, the question stays unanswered and must not
+        // stay folded into a summary.
+        let mut before_compaction: Option<Vec<Message>> = None;
         let mut request = 0;
         while request < max_turns {
             if cancel.is_cancelled() {
@@ -865,6 +876,9 @@ impl Agent {
             }
             if self.compact_next || self.over_threshold() {
                 self.compact_next = false;
+                if request == 0 && before_compaction.is_none() {
+                    before_compaction = Some(self.history.clone());
+                }
                 match self.compact_inner(None, sink, cancel).await {
                     Ok(text) => sink.event(Event::Notice { text }),
                     Err(text) => sink.event(Event::Notice {
@@ -886,8 +900,12 @@ impl Agent {
                     // window, compact, send again once
                     // (docs/design.md#overflow).
                     let (prompt, window) = self.learn_overflow(window, prompt);
+                    let compacted = compacted_for_length;
                     if !compacted_for_length {
                         compacted_for_length = true;
+                        if request == 1 && before_compaction.is_none() {
+                            before_compaction = Some(self.history.clone());
+                        }
                         if let Ok(done) = self.compact_inner(None, sink, cancel).await {
                             request -= 1;
                             sink.event(Event::Notice {
@@ -899,12 +917,26 @@ impl Agent {
                             continue;
                         }
                     }
-                    return self.fail(None, too_long_text(prompt, window));
+                    if let Some(before) = before_compaction {
+                        self.history = before;
+                    }
+                    return self.fail(None, too_long_text(prompt, window, compacted));
+                }
+                Err(GenerateError {
+                    error: EngineError::Repeated { text },
+                    partial,
+                }) => {
+                    // The answer so far (before the loop, one copy) is kept
+                    // like any partial reply; the turn has its own outcome.
+                    self.fail(partial, text.clone());
+                    return TurnOutcome::Repeated(text);
                 }
                 Err(GenerateError { error, partial }) => {
                     return self.fail(partial, error.to_string());
                 }
             };
+            // Something answered: the turn's history is kept from here on.
+            before_compaction = None;
             if let Some(u) = generation.usage {
                 self.take_usage(u, usage, sink);
             }
@@ -1135,19 +1167,6 @@ impl Agent {
         window.saturating_sub(fixed + window / 8)
     }
 
-    /// The failure of a question that cannot fit the window even alone
-    /// (with the system prompt and the tool declarations): no compaction
-    /// could help, so none is tried.
-    fn question_too_long(&self) -> Option<String> {
-        let question = match self.history.last() {
-            Some(Message::User { content }) => content.len(),
-            _ => return None,
-        };
-        let tokens = compact::estimate_tokens(self.fixed_chars() + question, self.ratio);
-        let window = self.engine.window().tokens;
-        (tokens > window).then(|| too_long_text(tokens, window))
-    }
-
     /// What compaction may keep verbatim: `compact.keepRecent` (capped at
     /// a quarter of the window), and never more than half the room.
     fn keep_tokens(&self) -> u64 {
@@ -1364,12 +1383,17 @@ impl Agent {
     }
 }
 
-/// The one line of a request that cannot fit the window.
-fn too_long_text(prompt: u64, window: u64) -> String {
+/// The one line of a request the server refused as too long, after the
+/// compaction that could not cure it (or with nothing to compact).
+fn too_long_text(prompt: u64, window: u64, compacted: bool) -> String {
+    let even = if compacted {
+        ", even with the conversation compacted"
+    } else {
+        ""
+    };
     format!(
-        "the request ({prompt} tokens) does not fit the model's window of {window} tokens, even \
-         with the conversation compacted; ask a shorter question, or give the model server a \
-         larger window"
+        "the request ({prompt} tokens) does not fit the model's window of {window} \
+         tokens{even}; ask a shorter question, or give the model server a larger window"
     )
 }
 

@@ -7,6 +7,7 @@
 //! It never prints: everything a user sees travels as an event.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
 pub mod checkpoint;

@@ -11,7 +11,8 @@ use mm_tools::Permissions;
 use crate::agent::{AgentError, PermissionSource};
 
 /// The rules and the sandbox of a session rooted at `cwd`, and the line to
-/// show at start when the sandbox asked for cannot be enforced here.
+/// show at start when the sandbox asked for cannot be enforced here, or
+/// only by Landlock.
 pub fn build(
     config: &Config,
     cwd: &Path,
@@ -38,7 +39,7 @@ pub fn build(
         SandboxSetting::WorkspaceWrite => SandboxMode::WorkspaceWrite,
     };
     let sandbox = Sandbox::new(mode, config.sandbox_network, cwd, &std::env::temp_dir());
-    let warning = sandbox.unavailable().map(|_| sandbox.describe());
+    let warning = sandbox.warning();
     Ok((Permissions::with(policy, sandbox), warning))
 }
 

@@ -15,6 +15,12 @@ use mm_engine::WindowSource;
 use mm_mock::{MockServer, Options, Reply, mock_tokens};
 use tokio_util::sync::CancellationToken;
 
+/// `n` words `word0 word1 …`: filler of the size wanted that is not one
+/// passage repeated (the answer-loop guard would rightly stop that).
+fn varied(word: &str, n: usize) -> String {
+    (0..n).map(|i| format!("{word}{i} ")).collect()
+}
+
 /// A server with `window` tokens answering every request with `answer`.
 async fn server(window: u64, answer: &str) -> MockServer {
     MockServer::start_with(
@@ -61,7 +67,7 @@ fn all_fit(mock: &MockServer, window: u64) -> bool {
 
 #[tokio::test]
 async fn five_questions_on_a_small_window_are_all_answered_on_every_wire() {
-    let answer = format!("Here is what I found. {}", "detail ".repeat(180));
+    let answer = format!("Here is what I found. {}", varied("detail", 180));
     for provider in ["openai-compatible", "anthropic", "gemini", "ollama"] {
         let dir = tempfile::tempdir().unwrap();
         let window = 2048;
@@ -94,7 +100,7 @@ async fn an_overflow_is_one_notice_and_the_request_is_sent_again() {
     // The settings say 8192; the server holds 2048 and says so when a
     // request does not fit.
     let dir = tempfile::tempdir().unwrap();
-    let mock = server(2048, &"word ".repeat(400)).await;
+    let mock = server(2048, &varied("word", 400)).await;
     let mut cfg = config(&mock.url(), dir.path());
     cfg.context_window = ContextWindow::Tokens(8192);
     let mut agent = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
@@ -129,26 +135,30 @@ async fn an_overflow_is_one_notice_and_the_request_is_sent_again() {
 }
 
 #[tokio::test]
-async fn a_question_too_long_alone_fails_with_both_sizes_and_the_session_goes_on() {
+async fn a_question_too_long_alone_is_sent_and_fails_on_the_servers_word() {
     let dir = tempfile::tempdir().unwrap();
     let mock = server(2048, "short answer").await;
     let mut agent = agent_for("openai-compatible", &mock, dir.path());
     assert_eq!(ask(&mut agent, "hello").await.0.outcome, TurnOutcome::Done);
     let huge = "please read this: ".to_owned() + &"lorem ipsum ".repeat(1500);
-    let (report, sink) = ask(&mut agent, &huge).await;
+    let (report, _sink) = ask(&mut agent, &huge).await;
     let TurnOutcome::Failed(text) = &report.outcome else {
         panic!("{:?}", report.outcome)
     };
+    // mm sent it (it never refuses on its own estimate); the server's
+    // refusal ends the turn, naming the server's count and window.
+    let sent: Vec<u64> = mock
+        .all_requests()
+        .iter()
+        .filter(|r| r.body["tools"].is_array() && r.body.to_string().contains("lorem"))
+        .map(|r| mock_tokens(r.body.to_string().len()))
+        .collect();
+    let last = sent.last().expect("the question was sent");
     assert!(
-        text.starts_with("the request (")
-            && text.contains("tokens) does not fit the model's window of 2048 tokens"),
-        "{text}"
-    );
-    assert_eq!(
-        sink.notices().len(),
-        0,
-        "one line, the error: {:?}",
-        sink.notices()
+        text.starts_with(&format!(
+            "the request ({last} tokens) does not fit the model's window of 2048 tokens"
+        )),
+        "{text} ({sent:?})"
     );
     // The question that did not fit is not kept; the next one is answered.
     assert!(
@@ -165,6 +175,32 @@ async fn a_question_too_long_alone_fails_with_both_sizes_and_the_session_goes_on
 }
 
 #[tokio::test]
+async fn a_first_question_is_sent_whatever_mm_guesses_of_the_window() {
+    // A window far smaller than mm's own prompt and tools by its estimate
+    // of four characters a token: the server, which counts its own way,
+    // answers, so mm must ask it.
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockServer::start_with(
+        vec![Reply::text("fine")],
+        Options {
+            repeat: true,
+            ..Options::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut cfg = config(&mock.url(), dir.path());
+    cfg.context_window = ContextWindow::Tokens(256);
+    let mut agent = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
+    for q in ["what is in this folder?", "and then?"] {
+        let (report, _sink) = ask(&mut agent, q).await;
+        assert_eq!(report.outcome, TurnOutcome::Done, "{q}");
+    }
+    assert_eq!(agent.last_answer(), "fine");
+    assert!(mock.requests().len() >= 2);
+}
+
+#[tokio::test]
 async fn compaction_of_a_history_five_times_the_window_fits_every_request() {
     let dir = tempfile::tempdir().unwrap();
     let window = 2048;
@@ -172,7 +208,7 @@ async fn compaction_of_a_history_five_times_the_window_fits_every_request() {
     // each, about 12,000 tokens, more than five times the small server's
     // window.
     let roomy = MockServer::start_with(
-        vec![Reply::text(format!("answer {}", "text ".repeat(800)))],
+        vec![Reply::text(format!("answer {}", varied("text", 800)))],
         Options {
             repeat: true,
             ..Options::default()

@@ -29,6 +29,7 @@
 //! checkpoint can no longer be restored.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod checkpoints;
 mod error;

@@ -8,6 +8,7 @@
 //! group that kills the whole group once mm is gone.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io;
 use std::os::fd::OwnedFd;

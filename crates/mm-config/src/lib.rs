@@ -7,6 +7,7 @@
 //! at key values beyond "set or not"), and never print.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -8,6 +8,7 @@
 //! canonical JSON so that spacing or key order cannot hide a repeat.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use serde_json::Value;
 

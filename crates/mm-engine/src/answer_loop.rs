@@ -54,7 +54,12 @@ pub struct Verdict {
 
 /// The sentence the user and the history get when the guard trips.
 pub fn sentence(v: &Verdict) -> String {
-    let first = v.passage.lines().next().unwrap_or_default();
+    let first = v
+        .passage
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .trim();
     let shown: String = first.chars().take(60).collect();
     let more = if shown.len() < first.len() { "…" } else { "" };
     format!(
@@ -197,7 +202,7 @@ fn letters(text: &str) -> usize {
 /// block is the passage (and was checked first).
 fn is_shorter_block(block: &[&str]) -> bool {
     let k = block.len();
-    (1..k).any(|d| k % d == 0 && (d..k).all(|i| block[i] == block[i - d]))
+    (1..k).any(|d| k.is_multiple_of(d) && (d..k).all(|i| block[i] == block[i - d]))
 }
 
 #[cfg(test)]
@@ -242,6 +247,8 @@ mod tests {
             sent[..v.keep].trim_end(),
             format!("Answer:\n\n{para}").trim_end()
         );
+        // The notice names the passage by its first line with words.
+        assert!(sentence(&v).contains("(\"The function reads the file.\")"));
     }
 
     #[test]

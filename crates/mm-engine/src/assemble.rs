@@ -4,9 +4,10 @@
 //! the runaway guard on every call's arguments, and (when asked) tool calls
 //! the model wrote into its answer as text.
 
+use crate::answer_loop;
 use crate::error::EngineError;
 use crate::runaway;
-use crate::textcalls::{self, Recogniser};
+use crate::textcalls::{self, Quoted, Recogniser};
 use crate::think::{Piece, ThinkSplitter};
 use crate::types::{Message, Reasoning, StreamEvent, ToolCall, ToolDecl, Usage};
 use crate::wire::{Delta, DeltaSink};
@@ -63,8 +64,13 @@ pub struct Assembler<'s> {
     ended: bool,
     /// Recovers tool calls written as text, when enabled.
     text_calls: Option<Recogniser<'s>>,
-    /// The runaway guard tripped inside text held as a possible call.
+    /// The runaway guard tripped inside text held as a possible call, or
+    /// the answer-loop guard tripped.
     text_error: Option<EngineError>,
+    /// Watches the visible answer for a passage repeated back to back.
+    answer_guard: answer_loop::Guard,
+    /// The answer looped: what follows is dropped, `content` is cut.
+    looped: bool,
 }
 
 impl<'s> Assembler<'s> {
@@ -81,6 +87,8 @@ impl<'s> Assembler<'s> {
             ended: false,
             text_calls: None,
             text_error: None,
+            answer_guard: answer_loop::Guard::new(),
+            looped: false,
         }
     }
 
@@ -91,6 +99,13 @@ impl<'s> Assembler<'s> {
         if !tools.is_empty() {
             self.text_calls = Some(Recogniser::new(tools));
         }
+        self
+    }
+
+    /// A call written as text that copies one `quoted` holds (the
+    /// session's tool results and user messages) stays text.
+    pub fn quoting(mut self, quoted: &'s Quoted<'s>) -> Self {
+        self.text_calls = self.text_calls.map(|r| r.quoting(quoted));
         self
     }
 
@@ -156,8 +171,22 @@ impl<'s> Assembler<'s> {
     }
 
     fn answer(&mut self, t: &str) {
+        if self.looped {
+            return;
+        }
         self.content.push_str(t);
         self.emit(StreamEvent::Text(t.to_owned()));
+        if let Some(v) = self.answer_guard.push(t) {
+            // The guard saw exactly what `content` holds: cut it to what
+            // came before the loop and one copy.
+            self.content.truncate(v.keep);
+            self.looped = true;
+            if self.text_error.is_none() {
+                self.text_error = Some(EngineError::Repeated {
+                    text: answer_loop::sentence(&v),
+                });
+            }
+        }
     }
 
     /// What the text-call recogniser gives: answer text, or a recovered
@@ -278,12 +307,16 @@ impl<'s> Assembler<'s> {
     /// The message as far as it got (cancellation, errors): held-back text
     /// is kept, unfinished calls are included with the arguments so far.
     pub fn partial(mut self) -> (Message, Option<Usage>) {
-        if let Some(rec) = &self.text_calls {
-            self.content.push_str(rec.held());
+        if let Some(rec) = &self.text_calls
+            && !self.looped
+        {
+            self.content.push_str(&rec.held());
         }
         let (text, reasoning) = self.think.held();
         let (text, reasoning) = (text.to_owned(), reasoning.to_owned());
-        self.content.push_str(&text);
+        if !self.looped {
+            self.content.push_str(&text);
+        }
         if !reasoning.is_empty() {
             match self.reasoning.last_mut() {
                 Some(r) if self.reasoning_open => r.text.push_str(&reasoning),
@@ -711,7 +744,7 @@ mod tests {
         for piece in [
             "<think>maybe <tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"rm\"}}</tool_call></think>",
             "Listing.\n<tool_",
-            "call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\nDone.",
+            "call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\n",
         ] {
             a.delta(Delta::Text(piece)).unwrap();
         }
@@ -724,7 +757,7 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(content, "Listing.\nDone.");
+        assert_eq!(content, "Listing.\n");
         // The call inside the reasoning is reasoning, not a call.
         assert!(reasoning[0].text.contains("\"rm\""));
         assert_eq!(tool_calls.len(), 1);

@@ -10,11 +10,12 @@ use crate::assemble::Assembler;
 use crate::engine::{Engine, Generation, Inner};
 use crate::error::{EngineError, GenerateError, one_line, server_error};
 use crate::runaway;
+use crate::textcalls::Quoted;
 use futures::StreamExt;
 
 use crate::frames::{ChunkError, Decoder, Watchdog};
 use crate::types::{Message, StreamEvent, ToolDecl};
-use crate::wire::{Flow, Framing, Provider, WireRequest};
+use crate::wire::{Delta, DeltaSink, Flow, Framing, Provider, WireRequest};
 
 /// Frames shorter than this are never inspected while they arrive: they
 /// cannot yet hold the 256 characters of arguments the guard needs.
@@ -66,13 +67,30 @@ fn is_json(resp: &reqwest::Response) -> bool {
 fn retry_notice(error: &EngineError, wait: Duration) -> String {
     format!(
         "{error}; retrying in {}s, as the server asks (Retry-After)",
-        wait.as_secs()
+        whole_seconds(wait)
     )
+}
+
+/// Seconds, a started one counted (a date's wait is rarely whole).
+fn whole_seconds(d: Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
 }
 
 fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
     let v = resp.headers().get("retry-after")?.to_str().ok()?;
-    v.trim().parse::<u64>().ok().map(Duration::from_secs)
+    retry_wait(v, std::time::SystemTime::now())
+}
+
+/// The wait a `Retry-After` value asks for at `now`: seconds, or an HTTP
+/// date (any of the three forms HTTP allows); a date already past means
+/// at once.
+fn retry_wait(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 /// What the runaway guard knows of the frame still arriving.
@@ -169,6 +187,42 @@ fn watch_partial(
         });
     }
     Ok(())
+}
+
+/// Passes a frame's deltas to the assembler and notes whether any of them
+/// carried content. The watchdog counts time without content, not without
+/// bytes: a server that sends `: keep-alive` comments, pings or empty
+/// deltas while its model is stuck is cut like a silent one.
+struct Noting<'a, 's> {
+    asm: &'a mut Assembler<'s>,
+    content: bool,
+}
+
+impl DeltaSink for Noting<'_, '_> {
+    fn delta(&mut self, delta: Delta<'_>) -> Result<(), EngineError> {
+        self.content |= carries_content(&delta);
+        self.asm.delta(delta)
+    }
+}
+
+/// Text, reasoning or tool-call bytes (and the server's end of the
+/// answer); not usage, not an empty piece.
+fn carries_content(delta: &Delta<'_>) -> bool {
+    match delta {
+        Delta::Text(t) | Delta::Reasoning(t) | Delta::Signature(t) | Delta::Redacted(t) => {
+            !t.is_empty()
+        }
+        Delta::ToolArgs { fragment, .. } => !fragment.is_empty(),
+        Delta::ToolStart { .. } | Delta::ToolWhole { .. } | Delta::End => true,
+        Delta::ReasoningBlock | Delta::ToolEnd { .. } | Delta::Usage { .. } => false,
+    }
+}
+
+/// `at + period`, saturating (a `watchdog` of 0 is a year).
+fn after_period(at: tokio::time::Instant, period: Duration) -> tokio::time::Instant {
+    at.checked_add(period)
+        .or_else(|| at.checked_add(Duration::from_secs(1 << 30)))
+        .unwrap_or(at)
 }
 
 /// How one streaming attempt ended.
@@ -278,10 +332,11 @@ impl Inner {
         &self,
         on_event: &'s mut (dyn FnMut(StreamEvent) + Send),
         tools: &'s [ToolDecl],
+        quoted: &'s Quoted<'s>,
     ) -> Assembler<'s> {
         let asm = Assembler::new(on_event);
         if self.text_tool_calls {
-            asm.with_text_calls(tools)
+            asm.with_text_calls(tools).quoting(quoted)
         } else {
             asm
         }
@@ -316,6 +371,7 @@ impl Inner {
         &self,
         req: &WireRequest,
         tools: &[ToolDecl],
+        quoted: &Quoted<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Attempt {
@@ -326,9 +382,12 @@ impl Inner {
         if self.provider.framing() == Framing::Sse && is_json(&resp) {
             // Some servers ignore `stream: true` and answer whole (or send
             // an error object with status 200).
-            return self.whole_instead(resp, tools, on_event, cancel).await;
+            return self
+                .whole_instead(resp, tools, quoted, on_event, cancel)
+                .await;
         }
-        self.read_stream(resp, tools, on_event, cancel).await
+        self.read_stream(resp, tools, quoted, on_event, cancel)
+            .await
     }
 
     /// Send the request and map a refusal: a redirect and a 4xx fail, a
@@ -364,20 +423,28 @@ impl Inner {
     }
 
     /// Decode the stream into the assembler until the answer ends, the
-    /// watchdog cuts it, the user cancels or it breaks off.
+    /// watchdog cuts it (`watchdog` seconds without content, whatever
+    /// else arrives), the user cancels or it breaks off.
     async fn read_stream(
         &self,
         resp: reqwest::Response,
         tools: &[ToolDecl],
+        quoted: &Quoted<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Attempt {
         let mut bytes = Watchdog::new(resp.bytes_stream(), self.watchdog);
         let mut decoder = Decoder::new(self.provider.framing());
         let provider = &*self.provider;
-        let mut asm = self.assembler(on_event, tools);
+        let mut asm = self.assembler(on_event, tools, quoted);
         let mut watch = PartialWatch::default();
         let mut stop = std::pin::pin!(cancel.cancelled());
+        // The content watchdog, re-armed lazily like the byte one.
+        let mut last_content = tokio::time::Instant::now();
+        let mut quiet = std::pin::pin!(tokio::time::sleep_until(after_period(
+            last_content,
+            self.watchdog
+        )));
         loop {
             let chunk = tokio::select! {
                 biased;
@@ -386,15 +453,29 @@ impl Inner {
                     return Attempt::Cancelled(cancelled(m, u));
                 }
                 c = bytes.next() => c,
+                () = &mut quiet => {
+                    let deadline = after_period(last_content, self.watchdog);
+                    if tokio::time::Instant::now() >= deadline {
+                        return Attempt::Stalled;
+                    }
+                    quiet.as_mut().reset(deadline);
+                    continue;
+                }
+            };
+            let held = decoder.partial().len();
+            let mut noting = Noting {
+                asm: &mut asm,
+                content: false,
             };
             let (fed, last) = match chunk {
                 None => (
-                    decoder.finish(&mut |event, data| provider.parse_frame(event, data, &mut asm)),
+                    decoder
+                        .finish(&mut |event, data| provider.parse_frame(event, data, &mut noting)),
                     true,
                 ),
                 Some(Ok(chunk)) => (
                     decoder.feed(&chunk, &mut |event, data| {
-                        provider.parse_frame(event, data, &mut asm)
+                        provider.parse_frame(event, data, &mut noting)
                     }),
                     false,
                 ),
@@ -404,6 +485,12 @@ impl Inner {
                     return Attempt::broke_off(asm, error);
                 }
             };
+            // A long frame still arriving (a tool call sent whole) is
+            // content too; a short line is not yet anything.
+            let growing = decoder.partial().len() > held.max(PARTIAL_WATCH);
+            if noting.content || growing {
+                last_content = tokio::time::Instant::now();
+            }
             let fed = match fed {
                 Ok(Flow::Continue) if !last => {
                     watch_partial(provider, self.spec.name, &decoder, &mut watch, &mut asm)
@@ -437,6 +524,7 @@ impl Inner {
         &self,
         resp: reqwest::Response,
         tools: &[ToolDecl],
+        quoted: &Quoted<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Attempt {
@@ -458,7 +546,7 @@ impl Inner {
                 Ok(Ok(body)) => body,
             },
         };
-        let mut asm = self.assembler(on_event, tools);
+        let mut asm = self.assembler(on_event, tools, quoted);
         match self.provider.parse_response(&body, &mut asm) {
             Ok(_) => Attempt::done(asm),
             Err(error) => Attempt::failed(asm, error),
@@ -474,6 +562,7 @@ impl Inner {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<Generation, GenerateError> {
+        let quoted = Quoted::of(messages);
         on_event(StreamEvent::Notice(STALL_NOTICE.to_owned()));
         let req = self.provider.request(messages, tools, false);
         let stalled = |detail: String| EngineError::Stalled {
@@ -514,11 +603,13 @@ impl Inner {
                 Ok(Ok(body)) => body,
             },
         };
-        let mut asm = self.assembler(on_event, tools);
+        let mut asm = self.assembler(on_event, tools, &quoted);
         if let Err(error) = self.provider.parse_response(&body, &mut asm) {
             let (m, _) = asm.partial();
             let error = match error {
-                e @ (EngineError::Runaway { .. } | EngineError::ContextLength { .. }) => e,
+                e @ (EngineError::Runaway { .. }
+                | EngineError::Repeated { .. }
+                | EngineError::ContextLength { .. }) => e,
                 other => stalled(other.to_string()),
             };
             return Err(GenerateError {
@@ -548,9 +639,14 @@ impl Engine {
     ) -> Result<Generation, GenerateError> {
         let inner = &*self.inner;
         let req = inner.provider.request(messages, tools, true);
+        // Calls the model was shown: written back, they are quotes.
+        let quoted = Quoted::of(messages);
         let mut attempt = 0u32;
         loop {
-            match inner.stream_once(&req, tools, on_event, cancel).await {
+            match inner
+                .stream_once(&req, tools, &quoted, on_event, cancel)
+                .await
+            {
                 Attempt::Done(g) | Attempt::Cancelled(g) => return Ok(g),
                 Attempt::Failed(e) => return Err(e),
                 Attempt::Stalled => {
@@ -566,7 +662,7 @@ impl Engine {
                         Some(asked) if asked > inner.max_retry_wait => {
                             return Err(EngineError::WaitTooLong {
                                 error: Box::new(error),
-                                asked: asked.as_secs(),
+                                asked: whole_seconds(asked),
                                 max: inner.max_retry_wait.as_secs(),
                             }
                             .into());
@@ -603,7 +699,21 @@ impl Engine {
         let mut transcript = summary_transcript(messages);
         transcript.push(Message::user(instruction));
         let mut ignore = |_e: StreamEvent| {};
-        let g = self.generate(&transcript, &[], &mut ignore, cancel).await?;
+        let g = match self.generate(&transcript, &[], &mut ignore, cancel).await {
+            Ok(g) => g,
+            // A summary that loops is cut to what came before the loop and
+            // one copy, like an answer: that is still a summary, and failing
+            // here would leave an overflowing history uncured.
+            Err(GenerateError {
+                error: EngineError::Repeated { .. },
+                partial: Some(message),
+            }) => Generation {
+                message,
+                usage: None,
+                cancelled: false,
+            },
+            Err(e) => return Err(e),
+        };
         if g.cancelled {
             return Err(EngineError::Cancelled.into());
         }
@@ -734,6 +844,26 @@ mod tests {
                 }
             );
         }
+    }
+
+    #[test]
+    fn retry_after_in_seconds_or_as_a_date() {
+        let now = std::time::UNIX_EPOCH + Duration::from_secs(1_445_412_470);
+        let wait = |v: &str| retry_wait(v, now);
+        assert_eq!(wait(" 7 "), Some(Duration::from_secs(7)));
+        // 10 s after `now`, in each form HTTP allows.
+        for date in [
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+            "Wednesday, 21-Oct-15 07:28:00 GMT",
+            "Wed Oct 21 07:28:00 2015",
+        ] {
+            assert_eq!(wait(date), Some(Duration::from_secs(10)), "{date}");
+        }
+        assert_eq!(wait("Wed, 21 Oct 2015 07:27:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(wait("soon"), None);
+        assert_eq!(wait("-1"), None);
+        assert_eq!(whole_seconds(Duration::from_millis(1200)), 2);
+        assert_eq!(whole_seconds(Duration::from_secs(3)), 3);
     }
 
     #[test]

@@ -99,7 +99,7 @@ pub enum EngineError {
     },
     /// The watchdog cut the stream and the non-streaming retry failed too.
     #[error(
-        "the {provider} stream sent nothing for {seconds}s; the retry without streaming failed too: {detail}"
+        "the {provider} stream sent no content for {seconds}s; the retry without streaming failed too: {detail}"
     )]
     Stalled {
         /// The provider's name.
@@ -126,6 +126,13 @@ pub enum EngineError {
     #[error("{text}")]
     Runaway {
         /// The whole sentence for the user, naming the pattern or the size.
+        text: String,
+    },
+    /// The visible answer repeated one passage back to back; `text` is the
+    /// answer-loop guard's sentence (docs/design.md#a-looping-answer-stops).
+    #[error("{text}")]
+    Repeated {
+        /// The sentence for the user, naming the passage.
         text: String,
     },
     /// The stream was malformed or broke off.

@@ -11,6 +11,7 @@
 //! into events and the assistant message (tool calls, think tags, guard).
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod answer_loop;
 mod assemble;

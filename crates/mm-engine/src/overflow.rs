@@ -32,10 +32,18 @@ pub struct Overflow {
 
 /// The overflow an error body describes, if it describes one. `body` is
 /// the whole JSON answer (or the object of an error event in a stream).
+/// A window out of `contextWindow`'s range is not one (it stays `None`).
 pub fn detect(body: &Value) -> Option<Overflow> {
+    described(body).map(|o| Overflow {
+        window: o.window.filter(|w| crate::providers::in_window_range(*w)),
+        ..o
+    })
+}
+
+fn described(body: &Value) -> Option<Overflow> {
     // Gemini's non-SSE stream and some proxies wrap the answer in a list.
     if let Some(first) = body.as_array().and_then(|a| a.first()) {
-        return detect(first);
+        return described(first);
     }
     let err = body.get("error").unwrap_or(body);
     // Ollama (and others) give the error as a string, possibly holding a
@@ -44,7 +52,7 @@ pub fn detect(body: &Value) -> Option<Overflow> {
         if let Ok(inner) = serde_json::from_str::<Value>(text)
             && inner.is_object()
         {
-            return detect(&inner);
+            return described(&inner);
         }
         return from_text(text);
     }
@@ -228,6 +236,18 @@ mod tests {
             Some(Overflow {
                 window: Some(32768),
                 prompt: None
+            })
+        );
+    }
+
+    #[test]
+    fn a_window_out_of_range_is_not_taken() {
+        let body = json!({"error":{"code":400,"message":"request (1042 tokens) exceeds the available context size","type":"exceed_context_size_error","n_prompt_tokens":1042,"n_ctx":18446744073709551615u64}});
+        assert_eq!(
+            detect(&body),
+            Some(Overflow {
+                window: None,
+                prompt: Some(1042)
             })
         );
     }

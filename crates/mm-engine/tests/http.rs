@@ -434,6 +434,51 @@ async fn stall_then_whole(p: &str) {
     assert_eq!(reqs[1].body["contents"], reqs[0].body["contents"]);
 }
 
+/// What a server sends to keep a connection open without saying
+/// anything: a comment, a ping, an empty delta.
+fn keep_alives(p: &str) -> Vec<&'static str> {
+    match p {
+        "ollama" => vec![
+            r#"{"model":"m","created_at":"2025-01-01T00:00:00Z","message":{"role":"assistant","content":""},"done":false}"#,
+        ],
+        "anthropic" => vec!["event: ping\ndata: {\"type\": \"ping\"}"],
+        "gemini" => vec![": keep-alive"],
+        _ => vec![
+            ": keep-alive",
+            r#"data: {"id":"k","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":""},"finish_reason":null}]}"#,
+        ],
+    }
+}
+
+async fn keep_alives_do_not_feed_the_watchdog(p: &str) {
+    // Text, then only keep-alives, one every 300 ms, for longer than the
+    // watchdog's second: the stream is cut as if it were silent.
+    let mut steps = vec![Step::text("partial ")];
+    for _ in 0..12 {
+        for line in keep_alives(p) {
+            steps.push(Step::raw(line));
+        }
+        steps.push(Step::stall(300));
+    }
+    steps.push(Step::text("never"));
+    let server = mock(vec![Reply::stream(steps), Reply::text("whole answer")]).await;
+    let mut c = cfg(p, &server.url());
+    c.watchdog = 1;
+    let e = engine(&c);
+    let (events, r) = run(&e, &ask("hi"), &[]).await;
+    let events = drop_zero_usage(p, events);
+    assert_eq!(r.unwrap().message, Message::assistant("whole answer"));
+    assert_eq!(
+        events,
+        vec![
+            StreamEvent::Text("partial ".into()),
+            StreamEvent::Notice(STALL_NOTICE.into()),
+            StreamEvent::Text("whole answer".into()),
+        ]
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
 async fn first_token_stall(p: &str) {
     let server = mock(vec![
         Reply::stream(vec![Step::stall(8000), Step::text("late")]),
@@ -480,7 +525,7 @@ async fn stall_and_retry_fails(p: &str) {
     assert_eq!(
         err.to_string(),
         format!(
-            "the {p} stream sent nothing for 1s; the retry without streaming failed too: the model server answered 500: boom"
+            "the {p} stream sent no content for 1s; the retry without streaming failed too: the model server answered 500: boom"
         )
     );
     assert_eq!(events, vec![StreamEvent::Notice(STALL_NOTICE.into())]);
@@ -598,6 +643,50 @@ async fn a_retry_after_longer_than_max_retry_wait_fails_at_once() {
     assert_eq!(
         err.to_string(),
         "the model server answered 429: slow down; it asks to wait 100000s before a retry \
+         (Retry-After), longer than maxRetryWait (60s), so mm does not retry"
+    );
+    assert!(events.is_empty(), "{events:?}");
+    assert_eq!(server.requests().len(), 1);
+}
+
+async fn rate_limited_until_a_date(p: &str) {
+    let server = mock(vec![
+        Reply::retry_at(429, 2, "slow down"),
+        Reply::text("ok"),
+    ])
+    .await;
+    let mut c = cfg(p, &server.url());
+    c.retries = 2;
+    let e = engine(&c);
+    let (events, r) = run(&e, &ask("hi"), &[]).await;
+    assert_eq!(r.unwrap().message, Message::assistant("ok"));
+    assert_eq!(server.requests().len(), 2);
+    // The date is a wait the server chose: said, like one in seconds.
+    let Some(StreamEvent::Notice(notice)) = events.first() else {
+        panic!("{events:?}")
+    };
+    let wait = notice
+        .strip_prefix("the model server answered 429: slow down; retrying in ")
+        .and_then(|rest| rest.strip_suffix("s, as the server asks (Retry-After)"))
+        .unwrap_or_else(|| panic!("{notice}"));
+    assert!(["0", "1", "2"].contains(&wait), "{notice}");
+}
+
+#[tokio::test]
+async fn a_retry_after_date_past_max_retry_wait_fails_at_once() {
+    let server = mock(vec![
+        Reply::retry_at(503, 3600, "busy"),
+        Reply::text("never asked for"),
+    ])
+    .await;
+    let mut c = cfg("openai-compatible", &server.url());
+    c.retries = 3;
+    c.max_retry_wait = 60;
+    let e = engine(&c);
+    let (events, r) = run(&e, &ask("hi"), &[]).await;
+    assert_eq!(
+        r.unwrap_err().to_string(),
+        "the model server answered 503: busy; it asks to wait 3600s before a retry \
          (Retry-After), longer than maxRetryWait (60s), so mm does not retry"
     );
     assert!(events.is_empty(), "{events:?}");
@@ -1006,11 +1095,13 @@ macro_rules! per_provider {
             #[tokio::test] async fn history_sent() { super::history_sent(P).await }
             #[tokio::test] async fn stall_then_whole() { super::stall_then_whole(P).await }
             #[tokio::test] async fn first_token_stall() { super::first_token_stall(P).await }
+            #[tokio::test] async fn keep_alives_do_not_feed_the_watchdog() { super::keep_alives_do_not_feed_the_watchdog(P).await }
             #[tokio::test] async fn stall_and_retry_fails() { super::stall_and_retry_fails(P).await }
             #[tokio::test] async fn mid_stream_drop() { super::mid_stream_drop(P).await }
             #[tokio::test] async fn early_drop_is_retried() { super::early_drop_is_retried(P).await }
             #[tokio::test] async fn malformed_line() { super::malformed_line(P).await }
             #[tokio::test] async fn rate_limited_then_ok() { super::rate_limited_then_ok(P).await }
+            #[tokio::test] async fn rate_limited_until_a_date() { super::rate_limited_until_a_date(P).await }
             #[tokio::test] async fn server_errors_exhausted() { super::server_errors_exhausted(P).await }
             #[tokio::test] async fn client_errors() { super::client_errors(P).await }
             #[tokio::test] async fn runaway_pattern() { super::runaway_pattern(P).await }

@@ -230,6 +230,95 @@ async fn hosted_model_endpoints_and_the_known_table() {
     assert!(openai.all_requests().is_empty());
 }
 
+/// A window no model has: what a field never set holds (u64::MAX).
+const GARBAGE: u64 = u64::MAX;
+
+#[tokio::test]
+async fn a_window_out_of_range_is_taken_from_no_source() {
+    // llama.cpp's /props, the OpenAI-shaped list and LM Studio's: every
+    // one out of 1..=100000000, so the fallback, as when nothing answers.
+    let llama = serving(vec![
+        Route::get("/props", props(GARBAGE)),
+        Route::get(
+            "/v1/models",
+            json!({"data": [{"id": "m", "max_model_len": GARBAGE, "meta": {"n_ctx": 100_000_001u64}}]}),
+        ),
+        Route::get(
+            "/api/v0/models",
+            json!({"data": [{"id": "m", "loaded_context_length": "18446744073709551615"}]}),
+        ),
+    ])
+    .await;
+    let e = auto("openai-compatible", "m", &llama);
+    assert_eq!(
+        e.discover_window().await,
+        Window {
+            tokens: 32768,
+            source: WindowSource::Fallback
+        }
+    );
+    // One field out of range does not hide a good one after it.
+    let lms = serving(vec![Route::get(
+        "/api/v0/models",
+        json!({"data": [{"id": "m2", "loaded_context_length": GARBAGE, "max_context_length": 8192}]}),
+    )])
+    .await;
+    let e = auto("openai-compatible", "m2", &lms);
+    assert_eq!(
+        e.discover_window().await,
+        from_server(8192, "/api/v0/models")
+    );
+
+    // Ollama's /api/show: a Modelfile num_ctx, then the trained window.
+    let ollama = serving(vec![Route::post(
+        "/api/show",
+        json!({
+            "parameters": "num_ctx 18446744073709551615",
+            "model_info": {"general.architecture": "llama", "llama.context_length": GARBAGE},
+        }),
+    )])
+    .await;
+    let e = auto("ollama", "huge", &ollama);
+    assert_eq!(e.discover_window().await.source, WindowSource::Fallback);
+
+    // Anthropic's and Gemini's model endpoints: the known window stays.
+    let anthropic = serving(vec![Route::get(
+        "/v1/models/claude-huge",
+        json!({"id": "claude-huge", "max_input_tokens": GARBAGE}),
+    )])
+    .await;
+    let e = auto("anthropic", "claude-huge", &anthropic);
+    assert_eq!(
+        e.discover_window().await,
+        Window {
+            tokens: 200_000,
+            source: WindowSource::KnownModel
+        }
+    );
+    let gemini = serving(vec![Route::get(
+        "/v1beta/models/gemini-huge",
+        json!({"name": "models/gemini-huge", "inputTokenLimit": 0}),
+    )])
+    .await;
+    let e = auto("gemini", "gemini-huge", &gemini);
+    assert_eq!(e.discover_window().await.source, WindowSource::KnownModel);
+
+    // The model lists say nothing of such a window either.
+    let tags = serving(vec![Route::get(
+        "/api/tags",
+        json!({"models": [{"name": "huge", "details": {"context_length": GARBAGE}}]}),
+    )])
+    .await;
+    let list = auto("ollama", "huge", &tags).list_models().await.unwrap();
+    assert_eq!(
+        list,
+        [ModelEntry {
+            id: "huge".into(),
+            window: None
+        }]
+    );
+}
+
 #[tokio::test]
 async fn a_number_in_the_settings_wins_without_asking() {
     let server = serving(vec![Route::get("/props", props(1024))]).await;

@@ -15,6 +15,7 @@
 //! scans of it, never a Myers diff over the whole text.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod diff;
 mod edit;

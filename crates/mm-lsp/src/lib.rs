@@ -14,6 +14,7 @@
 //! wire.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod client;
 mod edit;

@@ -13,6 +13,7 @@
 //! [`kill_all`] when mm ends.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod error;
 pub mod hub;

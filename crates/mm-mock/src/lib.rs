@@ -8,6 +8,7 @@
 //! when the client hangs up.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod anthropic;
 mod demo;

@@ -33,6 +33,17 @@ pub enum Reply {
         #[serde(default)]
         message: String,
     },
+    /// An HTTP error whose `Retry-After` is an HTTP date `seconds` after
+    /// the answer is sent (as some servers and proxies give it).
+    RetryAt {
+        /// The HTTP status.
+        status: u16,
+        /// How far ahead the date is.
+        seconds: u64,
+        /// The error message, put in the endpoint's error format.
+        #[serde(default)]
+        message: String,
+    },
 }
 
 /// One step of a streamed answer.
@@ -172,6 +183,15 @@ impl Reply {
         Reply::Status {
             status,
             retry_after: None,
+            message: message.into(),
+        }
+    }
+
+    /// An HTTP error whose `Retry-After` is the HTTP date `seconds` ahead.
+    pub fn retry_at(status: u16, seconds: u64, message: impl Into<String>) -> Reply {
+        Reply::RetryAt {
+            status,
+            seconds,
             message: message.into(),
         }
     }

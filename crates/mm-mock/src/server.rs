@@ -335,7 +335,7 @@ fn unix_now() -> u64 {
         .unwrap_or_default()
 }
 
-fn json_response(status: u16, value: &Value, retry_after: Option<u64>) -> Response {
+fn json_response(status: u16, value: &Value, retry_after: Option<String>) -> Response {
     let mut resp = Response::new(Body::from(value.to_string()));
     *resp.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let headers = resp.headers_mut();
@@ -343,8 +343,8 @@ fn json_response(status: u16, value: &Value, retry_after: Option<u64>) -> Respon
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    if let Some(secs) = retry_after {
-        headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    if let Some(v) = retry_after.and_then(|v| HeaderValue::from_str(&v).ok()) {
+        headers.insert(header::RETRY_AFTER, v);
     }
     resp
 }
@@ -443,7 +443,19 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             status,
             retry_after,
             message,
-        }) => return json_response(status, &wire.error(status, &message), retry_after),
+        }) => {
+            let retry_after = retry_after.map(|secs| secs.to_string());
+            return json_response(status, &wire.error(status, &message), retry_after);
+        }
+        Some(Reply::RetryAt {
+            status,
+            seconds,
+            message,
+        }) => {
+            let at = SystemTime::now() + Duration::from_secs(seconds);
+            let date = httpdate::fmt_http_date(at);
+            return json_response(status, &wire.error(status, &message), Some(date));
+        }
         Some(Reply::Body { status, body }) => return json_response(status, &body, None),
         Some(Reply::Stream { mut steps }) => {
             if let Some((_, w, _)) = too_long {

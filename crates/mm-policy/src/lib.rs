@@ -8,6 +8,7 @@
 //! It decides and prepares; it never runs a tool, asks the user or prints.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod policy;
 pub mod rule;

@@ -4,12 +4,16 @@
 //! A `bash` command line is judged part by part (every simple command the
 //! shell parser finds): it is denied when a deny rule matches any part,
 //! asks when an ask rule matches any part, and is allowed by the rules
-//! only when every part is allowed. What the rules cannot read
-//! (substitutions, `eval`, `sh -c`, a computed command name, a line that
-//! does not parse) asks, unless nothing in the settings could refuse it
-//! (default `allow` and no deny or ask rule for the tool). A part that
-//! redirects into a file outside the working directory is not allowed by
-//! an allow rule: it gets the default.
+//! only when every part is allowed. Deny and ask rules try every reading
+//! of a part (braces expanded, variables the line sets substituted,
+//! wrappers and paths cut away, flags normalised): one that matches is
+//! enough. What the rules cannot read (substitutions, `eval`, `sh -c`, a
+//! shell fed on its input, a computed or pattern command name, anything
+//! that makes bash evaluate a variable's value, a line that does not
+//! parse) asks, unless nothing in the settings could refuse it (default
+//! `allow` and no deny or ask rule for the tool). A part that redirects
+//! into a file outside the working directory, or somewhere unknown, is
+//! not allowed by an allow rule: it gets the default.
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
@@ -197,22 +201,17 @@ impl Policy {
         match call.subject {
             Subject::Command(line) => {
                 let analysis = shell::analyse(line, call.cwd);
-                for c in &analysis.commands {
-                    let texts = c.strict_texts();
-                    if let Some(r) =
-                        first_match(&deny, |r| texts.iter().any(|t| r.matches_command(t)))
-                    {
+                let readings: Vec<Strict<'_>> = analysis.commands.iter().map(Strict::new).collect();
+                for c in &readings {
+                    if let Some(r) = first_match(&deny, |r| c.matches(r)) {
                         return Verdict::Deny(r.to_string());
                     }
                 }
                 if let Some(r) = deny.iter().find(|r| r.is_bare()) {
                     return Verdict::Deny(r.to_string());
                 }
-                for c in &analysis.commands {
-                    let texts = c.strict_texts();
-                    if let Some(r) =
-                        first_match(&ask, |r| texts.iter().any(|t| r.matches_command(t)))
-                    {
+                for c in &readings {
+                    if let Some(r) = first_match(&ask, |r| c.matches(r)) {
                         return Verdict::Ask(AskReason::Rule(r.to_string()));
                     }
                 }
@@ -332,6 +331,36 @@ impl Policy {
     fn session_mut(&self) -> std::sync::MutexGuard<'_, Vec<Rule>> {
         // A panic elsewhere must not lose the user's answers.
         self.session.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One simple command as deny and ask rules see it: every way of reading
+/// it (see [`shell::SimpleCommand::strict_readings`]); one matches is
+/// enough.
+struct Strict<'a> {
+    command: &'a shell::SimpleCommand,
+    texts: [String; 2],
+    readings: Vec<Vec<String>>,
+}
+
+impl<'a> Strict<'a> {
+    fn new(command: &'a shell::SimpleCommand) -> Strict<'a> {
+        Strict {
+            command,
+            texts: [command.raw.clone(), command.words.join(" ")],
+            readings: command.strict_readings(),
+        }
+    }
+
+    fn matches(&self, rule: &Rule) -> bool {
+        self.texts.iter().any(|t| rule.matches_command(t))
+            || self.readings.iter().any(|w| rule.matches_reading(w))
+            || rule.command_word().is_some_and(|name| {
+                self.command
+                    .readings_named(name)
+                    .iter()
+                    .any(|w| rule.matches_reading(w))
+            })
     }
 }
 

@@ -6,6 +6,7 @@
 //! whole.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use serde_json::Value;
 

@@ -9,6 +9,7 @@
 //! ignored as if it were absent.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod commands;
 

@@ -60,12 +60,28 @@ pub(crate) fn lock(path: &Path, id: &str) -> Result<File, StoreError> {
         .mode(0o600)
         .open(path)
         .map_err(|e| StoreError::io(path, e))?;
+    // A child this process is starting shares the lock's open file until
+    // it execs (the descriptor is close-on-exec), so a lock this process
+    // has just released can look held for an instant; only a lock still
+    // held after a short wait is another holder's.
+    for _ in 0..LOCK_TRIES {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(TryLockError::WouldBlock) => std::thread::sleep(LOCK_PAUSE),
+            Err(TryLockError::Error(e)) => return Err(StoreError::io(path, e)),
+        }
+    }
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(TryLockError::WouldBlock) => Err(StoreError::InUse { id: id.to_string() }),
         Err(TryLockError::Error(e)) => Err(StoreError::io(path, e)),
     }
 }
+
+/// How often, and how far apart, a held lock is tried again before the
+/// session is said to be in use: half a second in all.
+const LOCK_TRIES: usize = 10;
+const LOCK_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Write `bytes` to `dest` atomically through `tmp` (same folder). Returns
 /// the stamp of the new file.

@@ -7,6 +7,7 @@
 //! never prints and never decides what a session means.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod data;
 mod error;

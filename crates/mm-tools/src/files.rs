@@ -117,11 +117,37 @@ fn absolute(cwd: &Path, path: &str) -> PathBuf {
 }
 
 /// `Err` when the sandbox keeps mm from writing `path`: a file tool writes
-/// only where a sandboxed command could.
+/// only where a sandboxed command could, once every symlink on the path is
+/// followed, a dangling one included.
 fn may_write(ctx: &ToolContext, path: &str) -> Result<(), String> {
     ctx.permissions
         .sandbox()
         .may_write(&ctx.cwd, Path::new(path))
+}
+
+/// The file a write of `path` lands in, every symlink on the way followed
+/// (a dangling last one too: the target is written, the link stays), and,
+/// when a link takes it out of the working directory, that target: a write
+/// there is never silent.
+fn target_of(cwd: &Path, path: &str) -> Result<(PathBuf, Option<PathBuf>), String> {
+    let real = mm_policy::sandbox::real_path(cwd, Path::new(path))
+        .map_err(|e| io_failure("read", path, &e))?;
+    let home = mm_policy::sandbox::real_path(Path::new("/"), cwd).unwrap_or_else(|_| cwd.into());
+    let linked = real != absolute(&home, path);
+    let away = (linked && !real.starts_with(&home)).then(|| real.clone());
+    Ok((real, away))
+}
+
+/// A headline that says where a link took the write, if out of the
+/// working directory.
+fn headline_to(headline: String, path: &str, away: Option<&Path>) -> String {
+    match away {
+        None => headline,
+        Some(real) => format!(
+            "{headline}; {path} leads through a symlink to {}, outside the working directory",
+            real.display()
+        ),
+    }
 }
 
 /// The absolute path a file tool's call names, for the permission rules.
@@ -187,6 +213,8 @@ fn file_change(abs: &Path, old: Option<&str>, new: &str, diff: &str) -> FileChan
 /// What `plan` worked out for a write_file or edit_file call.
 struct Prepared {
     abs: PathBuf,
+    /// Where a symlink takes the write, when out of the working directory.
+    away: Option<PathBuf>,
     change: Option<FileChange>,
     outcome: Outcome,
 }
@@ -199,13 +227,19 @@ pub(crate) enum Outcome {
 }
 
 /// The plan of a write: kind Edit, permission asked only when something
-/// will be written; the outcome travels to `run` in the state.
+/// will be written; the outcome travels to `run` in the state. A write a
+/// link takes out of the working directory names its target in the title
+/// and as location, so the user sees it before allowing it.
 fn write_plan(title: String, prepared: Prepared) -> Plan {
     let writes = matches!(prepared.outcome, Outcome::Write { .. });
+    let (title, location) = match &prepared.away {
+        Some(real) => (format!("{title} → {}", real.display()), real),
+        None => (title, &prepared.abs),
+    };
     Plan {
         title,
         kind: ToolKind::Edit,
-        locations: vec![prepared.abs.display().to_string()],
+        locations: vec![location.display().to_string()],
         change: prepared.change,
         rejection: writes.then_some(REJECTED),
         echo: false,
@@ -214,12 +248,14 @@ fn write_plan(title: String, prepared: Prepared) -> Plan {
 }
 
 /// The run of write_file and edit_file alike: what their plan prepared,
-/// the sandbox asked again (it may have changed while the user was asked).
+/// the sandbox asked again about the very file to write (a folder on its
+/// way may have become a link while the user was asked).
 async fn run_write(plan: Plan, ctx: &ToolContext) -> ToolOutput {
     match plan.state {
         Some(Planned::Write(Outcome::Text(text))) => ToolOutput::ok(text),
         Some(Planned::Write(Outcome::Write { pending, shown })) => {
-            if let Err(text) = may_write(ctx, &shown) {
+            let sandbox = ctx.permissions.sandbox();
+            if let Err(text) = sandbox.may_write_as(&ctx.cwd, &pending.target, &shown) {
                 return ToolOutput::fail(text);
             }
             blocking(move || disk::commit(pending, &shown)).await.into()

@@ -8,6 +8,7 @@
 //! and never print: they emit events into the call's Sink.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod bash;
 pub mod files;

@@ -1,7 +1,9 @@
 //! MCP tools: every tool of every started MCP server, declared to the model
 //! as `mcp__<server>__<tool>` with the server's own schema, and — when
 //! their declarations are too big for the first request — one `mcp` tool
-//! that lists them in a line each and hands out a tool's full declaration
+//! that lists them in a line each (the first few in its description, the
+//! others a page or a search at a time, so that a server of thousands of
+//! tools never fills the window) and hands out a tool's full declaration
 //! on request.
 //!
 //! The servers themselves live in an [`mm_mcp::Hub`]; this module turns the
@@ -28,6 +30,13 @@ pub const LAZY_ABOVE: usize = 4096;
 const MAX_NAME: usize = 64;
 /// The name of the lazy mode's one tool.
 pub const LAZY_TOOL: &str = "mcp";
+/// Characters of tool lines in the `mcp` tool's description: the first
+/// tools, so the model sees what there is; it finds the others with
+/// `query` or `page`. Every request carries the description, so it stays
+/// small whatever the servers list.
+pub const DESCRIPTION_LINES: usize = 1500;
+/// Characters of tool lines in one answer of the `mcp` tool.
+pub const PAGE_LINES: usize = 4000;
 
 /// The variables a server's `env` and `headers` may read, and whether to
 /// expand `${VAR}` at all (an editor's values are taken as they are).
@@ -375,12 +384,137 @@ impl Tool for McpTool {
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LazyArgs {
-    tool: String,
+    /// `server/tool`: reveal that tool.
+    #[serde(default)]
+    tool: Option<String>,
+    /// Words every listed tool's name or description holds.
+    #[serde(default)]
+    query: Option<String>,
+    /// Which page of the listing, from 1.
+    #[serde(default)]
+    page: Option<u64>,
 }
 
-/// The lazy mode's one tool: lists every MCP tool in a line, and gives the
-/// full declaration of the one asked for, which is declared from the next
-/// request on.
+/// One tool in a line: `server/tool — first line of its description`.
+fn tool_line(e: &Entry) -> String {
+    format!(
+        "{}/{} — {}",
+        e.server,
+        e.def.name,
+        one_line(&e.def.description)
+    )
+}
+
+/// Whether `e` holds every word of `words` (lower-cased), in its server,
+/// name or description.
+fn matches(e: &Entry, words: &[String]) -> bool {
+    let text = format!("{}/{} {}", e.server, e.def.name, e.def.description).to_lowercase();
+    words.iter().all(|w| text.contains(w.as_str()))
+}
+
+/// `lines` cut into pages of at most `budget` characters each (a line
+/// longer than that is a page of its own).
+fn pages(lines: &[String], budget: usize) -> Vec<&[String]> {
+    let mut out = Vec::new();
+    let (mut start, mut size) = (0, 0);
+    for (i, line) in lines.iter().enumerate() {
+        let n = line.chars().count() + 1;
+        if i > start && size + n > budget {
+            out.push(&lines[start..i]);
+            start = i;
+            size = 0;
+        }
+        size += n;
+    }
+    if start < lines.len() {
+        out.push(&lines[start..]);
+    }
+    out
+}
+
+/// The description's list: the first tools within [`DESCRIPTION_LINES`],
+/// then how to reach the rest.
+fn description_list(entries: &[Entry]) -> String {
+    let lines: Vec<String> = entries.iter().map(tool_line).collect();
+    let first = pages(&lines, DESCRIPTION_LINES)
+        .first()
+        .map_or(0, |p| p.len());
+    let mut out = String::new();
+    for line in &lines[..first] {
+        out.push('\n');
+        out.push_str(line);
+    }
+    if first < lines.len() {
+        out.push_str(&format!(
+            "\n… and {} more: call with {{\"query\": \"words\"}} to find tools by name \
+             and description, or {{\"page\": 2}} for the next ones",
+            lines.len() - first
+        ));
+    }
+    out
+}
+
+/// One page of the tools that hold every word of `query`.
+fn listing(entries: &[Entry], query: Option<&str>, page: u64) -> Result<String, String> {
+    let words: Vec<String> = query
+        .unwrap_or("")
+        .split_whitespace()
+        .map(str::to_lowercase)
+        .collect();
+    let lines: Vec<String> = entries
+        .iter()
+        .filter(|e| matches(e, &words))
+        .map(tool_line)
+        .collect();
+    let matching = if words.is_empty() {
+        String::new()
+    } else {
+        format!(" matching {:?}", words.join(" "))
+    };
+    if lines.is_empty() {
+        return Ok(format!(
+            "no MCP tool{matching}; call {LAZY_TOOL} with other words, or with {{}} to list them all"
+        ));
+    }
+    let all = pages(&lines, PAGE_LINES);
+    let index = usize::try_from(page.max(1) - 1).unwrap_or(usize::MAX);
+    let Some(this) = all.get(index) else {
+        return Err(format!(
+            "page {page} is past the end: {} page(s) of MCP tools{matching}",
+            all.len()
+        ));
+    };
+    let first = all[..index].iter().map(|p| p.len()).sum::<usize>() + 1;
+    let mut out = format!(
+        "MCP tools {first}–{} of {}{matching}:",
+        first + this.len() - 1,
+        lines.len()
+    );
+    for line in *this {
+        out.push('\n');
+        out.push_str(line);
+    }
+    if index + 1 < all.len() {
+        let query = if words.is_empty() {
+            String::new()
+        } else {
+            format!(", \"query\": {:?}", words.join(" "))
+        };
+        out.push_str(&format!(
+            "\nMore: call {LAZY_TOOL} with {{\"page\": {}{query}}}.",
+            index + 2
+        ));
+    }
+    out.push_str(&format!(
+        "\nCall {LAZY_TOOL} with {{\"tool\": \"server/tool\"}} to use one."
+    ));
+    Ok(out)
+}
+
+/// The lazy mode's one tool: lists the MCP tools in a line each (the
+/// first ones in its description, the others by page or search), and
+/// gives the full declaration of the one asked for, which is declared
+/// from the next request on.
 struct LazyTool {
     catalog: Arc<Catalog>,
 }
@@ -397,31 +531,23 @@ impl Tool for LazyTool {
              JSON schema; from the next step on it is declared as \
              mcp__<server>__<tool> and you call it directly. Tools:",
         );
-        for e in &self.catalog.entries {
-            description.push_str(&format!(
-                "\n{}/{} — {}",
-                e.server,
-                e.def.name,
-                one_line(&e.def.description)
-            ));
-        }
+        description.push_str(&description_list(&self.catalog.entries));
         ToolSpec {
             name: LAZY_TOOL.to_string(),
             description,
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "tool": {"type": "string", "description": "server/tool, as listed"}
-                },
-                "required": ["tool"]
+                    "tool": {"type": "string", "description": "server/tool, as listed: declare it"},
+                    "query": {"type": "string", "description": "words to find tools by (name and description)"},
+                    "page": {"type": "integer", "minimum": 1, "description": "page of the list (or of the tools found)"}
+                }
             }),
         }
     }
 
     fn describe(&self, args: &Value, _ctx: &ToolContext) -> Described {
-        let title = crate::tool::text_field(args, "tool")
-            .unwrap_or("")
-            .to_string();
+        let title = lazy_title(args);
         Described {
             title,
             kind: ToolKind::Read,
@@ -435,8 +561,8 @@ impl Tool for LazyTool {
         _ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Plan, String>> {
         Box::pin(async move {
-            let a: LazyArgs = parse_args(LAZY_TOOL, args)?;
-            Ok(Plan::simple(a.tool, ToolKind::Read))
+            let _: LazyArgs = parse_args(LAZY_TOOL, args)?;
+            Ok(Plan::simple(lazy_title(args), ToolKind::Read))
         })
     }
 
@@ -451,10 +577,19 @@ impl Tool for LazyTool {
                 Ok(a) => a,
                 Err(text) => return ToolOutput::fail(text),
             };
-            let Some(entry) = self.catalog.lookup(&a.tool) else {
+            let Some(wanted) = a.tool.filter(|t| !t.trim().is_empty()) else {
+                return match listing(
+                    &self.catalog.entries,
+                    a.query.as_deref(),
+                    a.page.unwrap_or(1),
+                ) {
+                    Ok(text) => ToolOutput::ok(text),
+                    Err(text) => ToolOutput::fail(text),
+                };
+            };
+            let Some(entry) = self.catalog.lookup(&wanted) else {
                 return ToolOutput::fail(format!(
-                    "no MCP tool {:?}; the tools are listed in the description of {LAZY_TOOL}",
-                    a.tool
+                    "no MCP tool {wanted:?}; find one with {LAZY_TOOL} {{\"query\": \"words\"}}"
                 ));
             };
             {
@@ -479,6 +614,21 @@ impl Tool for LazyTool {
     }
 }
 
+/// The `mcp` call in a few words: the tool asked for, the search, or
+/// the page.
+fn lazy_title(args: &Value) -> String {
+    let field = |k: &str| crate::tool::text_field(args, k).filter(|v| !v.trim().is_empty());
+    if let Some(tool) = field("tool") {
+        return tool.to_string();
+    }
+    let page = args.get("page").and_then(Value::as_u64).unwrap_or(1);
+    match field("query") {
+        Some(q) if page > 1 => format!("find {q:?}, page {page}"),
+        Some(q) => format!("find {q:?}"),
+        None => format!("list, page {page}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,6 +643,98 @@ mod tests {
                 input_schema: Value::Null,
             },
         }
+    }
+
+    /// A server of `n` tools, `tool_1`…, and one `weather` tool last.
+    fn many(n: usize) -> Vec<Entry> {
+        let mut out: Vec<Entry> = (1..=n)
+            .map(|i| Entry {
+                name: format!("mcp__big__tool_{i}"),
+                server: "big".into(),
+                def: ToolDef {
+                    name: format!("tool_{i}"),
+                    description: format!("Does thing {i}, the way a generated tool does.\nMore."),
+                    input_schema: Value::Null,
+                },
+            })
+            .collect();
+        out.push(Entry {
+            name: "mcp__big__weather".into(),
+            server: "big".into(),
+            def: ToolDef {
+                name: "weather".into(),
+                description: "The Weather of a city".into(),
+                input_schema: Value::Null,
+            },
+        });
+        out
+    }
+
+    #[test]
+    fn the_description_lists_the_first_tools_within_its_budget() {
+        let few = many(3);
+        assert_eq!(
+            description_list(&few),
+            "\nbig/tool_1 — Does thing 1, the way a generated tool does.\
+             \nbig/tool_2 — Does thing 2, the way a generated tool does.\
+             \nbig/tool_3 — Does thing 3, the way a generated tool does.\
+             \nbig/weather — The Weather of a city"
+        );
+        let list = description_list(&many(2000));
+        assert!(list.chars().count() < DESCRIPTION_LINES + 200, "{list}");
+        assert!(list.starts_with("\nbig/tool_1 — "), "{list}");
+        assert!(
+            list.ends_with(
+                " more: call with {\"query\": \"words\"} to find tools by name and \
+                 description, or {\"page\": 2} for the next ones"
+            ),
+            "{list}"
+        );
+    }
+
+    #[test]
+    fn pages_and_searches_are_bounded() {
+        let all = many(2000);
+        let first = listing(&all, None, 1).unwrap();
+        assert!(first.starts_with("MCP tools 1–"), "{first}");
+        assert!(first.contains(" of 2001:\nbig/tool_1 — "), "{first}");
+        assert!(
+            first.contains("\nMore: call mcp with {\"page\": 2}."),
+            "{first}"
+        );
+        assert!(first.chars().count() < PAGE_LINES + 300, "{}", first.len());
+        // Every tool is on exactly one page.
+        let mut seen = 0;
+        for page in 1.. {
+            let Ok(text) = listing(&all, None, page) else {
+                break;
+            };
+            seen += text.lines().filter(|l| l.starts_with("big/")).count();
+        }
+        assert_eq!(seen, 2001);
+        assert!(
+            listing(&all, None, 999)
+                .unwrap_err()
+                .starts_with("page 999 is past the end: ")
+        );
+        // A search: every word, any case, in the name or the description.
+        let found = listing(&all, Some("WEATHER city"), 1).unwrap();
+        assert_eq!(
+            found,
+            "MCP tools 1–1 of 1 matching \"weather city\":\nbig/weather — The Weather of a city\
+             \nCall mcp with {\"tool\": \"server/tool\"} to use one."
+        );
+        let found = listing(&all, Some("tool_19"), 1).unwrap();
+        assert!(found.contains(" of 111 matching \"tool_19\":"), "{found}");
+        assert!(
+            found.contains("\nMore: call mcp with {\"page\": 2, \"query\": \"tool_19\"}."),
+            "{found}"
+        );
+        assert!(
+            listing(&all, Some("snow"), 1)
+                .unwrap()
+                .starts_with("no MCP tool matching \"snow\"; "),
+        );
     }
 
     #[test]

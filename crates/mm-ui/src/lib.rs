@@ -6,6 +6,7 @@
 //! It knows no protocol, no provider and no widget.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod clipboard;
 pub mod fold;

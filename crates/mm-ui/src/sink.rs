@@ -208,6 +208,9 @@ pub enum TurnOutcome {
     MaxTurns,
     /// An error ended the turn (server down, loop detector stop, runaway…).
     Failed(String),
+    /// The answer repeated one passage back to back and was stopped; what
+    /// came before the loop and one copy are kept. The guard's sentence.
+    Repeated(String),
 }
 
 /// Everything a front end is told.

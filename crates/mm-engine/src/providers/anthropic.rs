@@ -7,12 +7,12 @@ use mm_config::Thinking;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::ProviderSettings;
+use super::{ProviderSettings, window_field};
 use crate::error::{EngineError, stream_server_error};
 use crate::types::{Message, ToolDecl};
 use crate::wire::{
     Delta, DeltaSink, Flow, Framing, ModelEntry, Probe, Provider, WireRequest, arguments_object,
-    common_error_message, known_by_prefix, malformed, malformed_body, positive, url_escape,
+    common_error_message, known_by_prefix, malformed, malformed_body, url_escape,
 };
 
 /// The API version header value.
@@ -338,7 +338,7 @@ impl Provider for Anthropic {
             ),
             headers: self.headers(),
             body: None,
-            read: |v, _| positive(v.get("max_input_tokens")),
+            read: |v, _| window_field(v.get("max_input_tokens")),
         }];
         // An Anthropic endpoint on this machine is most likely llama.cpp's
         // llama-server, whose window is in `/props`.
@@ -371,7 +371,7 @@ impl Provider for Anthropic {
                         .filter_map(|m| {
                             Some(ModelEntry {
                                 id: m.get("id")?.as_str()?.to_owned(),
-                                window: positive(m.get("max_input_tokens")),
+                                window: window_field(m.get("max_input_tokens")),
                             })
                         })
                         .collect(),

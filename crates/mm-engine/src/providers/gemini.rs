@@ -8,12 +8,12 @@ use mm_config::Thinking;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::ProviderSettings;
+use super::{ProviderSettings, window_field};
 use crate::error::{EngineError, stream_server_error};
 use crate::types::{Message, ToolDecl};
 use crate::wire::{
     Delta, DeltaSink, Flow, Framing, ModelEntry, Probe, Provider, WireRequest, arguments_object,
-    common_error_message, known_by_prefix, malformed, malformed_body, partial_call_after, positive,
+    common_error_message, known_by_prefix, malformed, malformed_body, partial_call_after,
 };
 
 #[derive(Debug)]
@@ -211,7 +211,7 @@ impl Provider for Gemini {
             ),
             headers: self.headers(),
             body: None,
-            read: |v, _| positive(v.get("inputTokenLimit")),
+            read: |v, _| window_field(v.get("inputTokenLimit")),
         }]
     }
 
@@ -249,7 +249,7 @@ fn read_models(v: &Value, _model: &str) -> Option<Vec<ModelEntry>> {
                 let name = m.get("name")?.as_str()?;
                 Some(ModelEntry {
                     id: name.strip_prefix("models/").unwrap_or(name).to_owned(),
-                    window: positive(m.get("inputTokenLimit")),
+                    window: window_field(m.get("inputTokenLimit")),
                 })
             })
             .collect(),

@@ -48,6 +48,25 @@ impl std::fmt::Debug for ProviderSettings {
     }
 }
 
+/// Whether `tokens` can be a model's window: within the documented range
+/// of `contextWindow` (1 to 100,000,000).
+pub(crate) fn in_window_range(tokens: u64) -> bool {
+    mm_config::RANGES
+        .iter()
+        .find(|r| r.key == "contextWindow")
+        .map_or((1..=100_000_000).contains(&tokens), |r| {
+            (r.min..=r.max).contains(&tokens)
+        })
+}
+
+/// A window a server reports, when it is one: a number within
+/// [`in_window_range`]. Anything else (0, or the 18446744073709551615 of
+/// a field never set) is the server saying nothing, so the model's known
+/// window or the fallback is used instead (docs/design.md#context-window).
+pub(crate) fn window_field(v: Option<&serde_json::Value>) -> Option<u64> {
+    crate::wire::positive(v).filter(|n| in_window_range(*n))
+}
+
 /// A variable that sets a server's address, and how its value becomes a
 /// base URL.
 pub type HostVar = (&'static str, fn(&str) -> String);

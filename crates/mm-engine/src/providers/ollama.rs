@@ -7,13 +7,13 @@ use mm_config::{FALLBACK_WINDOW, Thinking};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::ProviderSettings;
 use super::openai::tools_json;
+use super::{ProviderSettings, in_window_range, window_field};
 use crate::error::{EngineError, stream_server_error};
 use crate::types::{Message, ToolDecl};
 use crate::wire::{
     Delta, DeltaSink, Flow, Framing, ModelEntry, Probe, Provider, WireRequest, arguments_object,
-    common_error_message, malformed, malformed_body, partial_call_after, positive,
+    common_error_message, malformed, malformed_body, partial_call_after,
 };
 
 #[derive(Debug)]
@@ -177,11 +177,11 @@ fn read_show(v: &Value, _model: &str) -> Option<u64> {
                     .flatten()
             })
         })
-        .filter(|n| *n > 0);
+        .filter(|n| in_window_range(*n));
     let trained = || {
         let info = v.get("model_info")?;
         let arch = info.get("general.architecture")?.as_str()?;
-        positive(info.get(format!("{arch}.context_length")))
+        window_field(info.get(format!("{arch}.context_length")))
     };
     set.or_else(|| trained().map(|n| n.min(FALLBACK_WINDOW)))
 }
@@ -197,7 +197,7 @@ fn read_tags(v: &Value, _model: &str) -> Option<Vec<ModelEntry>> {
                         .or_else(|| m.get("model"))?
                         .as_str()?
                         .to_owned(),
-                    window: positive(m.pointer("/details/context_length")),
+                    window: window_field(m.pointer("/details/context_length")),
                 })
             })
             .collect(),

@@ -7,13 +7,12 @@ use mm_config::Thinking;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::ProviderSettings;
+use super::{ProviderSettings, window_field};
 use crate::error::{EngineError, stream_server_error};
 use crate::types::{Message, ToolDecl};
 use crate::wire::{
     Delta, DeltaSink, Flow, Framing, ModelEntry, Probe, Provider, WireRequest,
-    common_error_message, known_by_prefix, malformed, malformed_body, model_in_list, positive,
-    url_escape,
+    common_error_message, known_by_prefix, malformed, malformed_body, model_in_list, url_escape,
 };
 
 #[derive(Debug)]
@@ -78,7 +77,8 @@ const OPENAI_WINDOWS: &[(&str, u64)] = &[
 /// llama.cpp's `/props`: the window of a slot. A router (several models)
 /// answers 0 unless asked about a loaded model.
 pub(crate) fn read_props(v: &Value, _model: &str) -> Option<u64> {
-    positive(v.pointer("/default_generation_settings/n_ctx")).or_else(|| positive(v.get("n_ctx")))
+    window_field(v.pointer("/default_generation_settings/n_ctx"))
+        .or_else(|| window_field(v.get("n_ctx")))
 }
 
 /// The window fields an OpenAI-shaped model entry may carry: vLLM
@@ -86,12 +86,12 @@ pub(crate) fn read_props(v: &Value, _model: &str) -> Option<u64> {
 /// llama.cpp `meta.n_ctx` (its `n_ctx_train` is only an upper bound),
 /// LM Studio `loaded_context_length` then `max_context_length`.
 fn entry_window(m: &Value) -> Option<u64> {
-    positive(m.get("max_model_len"))
-        .or_else(|| positive(m.get("context_length")))
-        .or_else(|| positive(m.get("context_window")))
-        .or_else(|| positive(m.pointer("/meta/n_ctx")))
-        .or_else(|| positive(m.get("loaded_context_length")))
-        .or_else(|| positive(m.get("max_context_length")))
+    window_field(m.get("max_model_len"))
+        .or_else(|| window_field(m.get("context_length")))
+        .or_else(|| window_field(m.get("context_window")))
+        .or_else(|| window_field(m.pointer("/meta/n_ctx")))
+        .or_else(|| window_field(m.get("loaded_context_length")))
+        .or_else(|| window_field(m.get("max_context_length")))
 }
 
 fn read_model_window(v: &Value, model: &str) -> Option<u64> {

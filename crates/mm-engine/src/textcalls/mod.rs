@@ -5,22 +5,32 @@
 //! recogniser runs on the answer text after the `<think>` splitter and sets
 //! apart each region that could be a call, in any of the written forms of
 //! [`forms`]: `<tool_call>…`, `<function=…>…`, `<|python_tag|>…`,
-//! `[TOOL_CALLS]…`, a bare JSON object that is the whole answer, and any of
-//! these inside a Markdown code fence. A region that names a declared tool
-//! with arguments that fit its schema becomes a call; every other region is
-//! released as the text it was, untouched.
+//! `[TOOL_CALLS]…`, a bare JSON object that is the whole answer, and a
+//! Markdown code fence holding exactly one of these. A region that names a
+//! declared tool with arguments that fit its schema becomes a call; every
+//! other region is released as the text it was, untouched.
+//!
+//! A region is a call only where a model puts one: at the start of a line,
+//! outside inline code, blockquotes and code blocks ([`lines`]), followed
+//! by nothing but whitespace or further calls to the end of the answer, and
+//! not a copy of a call the session's tool results or user messages hold
+//! ([`quoted`]). Markup anywhere else is the model quoting it: the whole
+//! region stays text, shown as written.
 //!
 //! Streaming stays live: text passes at once unless what arrived could
 //! still be the start of a call (at most an opener's length is held back,
 //! plus a fence's first line), and is released as soon as it cannot. Only
-//! a region that has begun is held to its end. The runaway guard watches
-//! held regions as it watches native call arguments.
+//! a region that has begun is held to its end, and a call with what
+//! follows it until the answer ends or text shows it was quoted. The
+//! runaway guard watches held regions as it watches native call arguments.
 //!
 //! Pure and chunking-independent: the same text cut anywhere gives the same
 //! text and calls (the fuzz target checks it).
 
 mod forms;
 mod json;
+mod lines;
+mod quoted;
 mod schema;
 
 use crate::runaway;
@@ -31,6 +41,8 @@ use forms::{
     TOOL_CALL_END, TOOL_CALLS, name_byte,
 };
 use json::{Extent, Seen};
+use lines::Lines;
+pub use quoted::Quoted;
 
 /// Leading whitespace of an answer held at most (a bare JSON object may
 /// still follow it).
@@ -62,16 +74,25 @@ pub struct Runaway {
 #[derive(Debug)]
 pub struct Recogniser<'t> {
     tools: &'t [ToolDecl],
+    /// Calls a copy of which is no call.
+    quoted: Option<&'t Quoted<'t>>,
     /// Text not decided yet: a possible opener, or the region so far.
     held: String,
     /// Boxed: the guard it carries is large, and the recogniser moves.
     region: Option<Box<Region>>,
     /// Nothing but whitespace released and no call recovered yet.
     at_start: bool,
-    /// The last released byte ended a line (a fence may open here).
-    line_start: bool,
-    /// Just after a recovered call: whitespace is dropped.
-    swallow: bool,
+    /// Where the released text stands (line start, quote, code block).
+    lines: Lines,
+    /// Calls recovered but not given out: they are calls only if nothing
+    /// but whitespace and further calls follows them.
+    pending: Vec<Recovered>,
+    /// The text of the pending calls and the whitespace after them, as
+    /// written: released as text if other text follows.
+    pending_text: String,
+    /// The last pending call was a fence, which is a call only when it
+    /// ends the answer.
+    pending_fence: bool,
     /// Markdown fences are looked into (not inside a fence itself).
     fences: bool,
 }
@@ -144,6 +165,9 @@ struct Region {
     phase: Phase,
     /// It may be the whole answer (a bare object is a call only then).
     whole: bool,
+    /// It stands where a model puts a call; otherwise it is quoted markup,
+    /// set apart only so that all of it stays text.
+    placed: bool,
     /// A fence around a bare object.
     bare_inner: bool,
     /// Where a bare object (or the fence around one) ended: it is a call
@@ -201,7 +225,7 @@ fn floor_boundary(s: &str, mut at: usize) -> usize {
 }
 
 impl Region {
-    fn new(kind: Kind, body: usize, whole: bool) -> Region {
+    fn new(kind: Kind, body: usize, whole: bool, placed: bool) -> Region {
         let phase = match kind {
             Kind::ToolCall => Phase::ToolCallLead,
             Kind::Function => Phase::FunctionName { len: 0 },
@@ -215,6 +239,7 @@ impl Region {
             pos: body,
             phase,
             whole,
+            placed,
             bare_inner: false,
             complete: None,
             checked: false,
@@ -504,13 +529,23 @@ impl<'t> Recogniser<'t> {
     pub fn new(tools: &'t [ToolDecl]) -> Recogniser<'t> {
         Recogniser {
             tools,
+            quoted: None,
             held: String::new(),
             region: None,
             at_start: true,
-            line_start: true,
-            swallow: false,
+            lines: Lines::default(),
+            pending: Vec::new(),
+            pending_text: String::new(),
+            pending_fence: false,
             fences: true,
         }
+    }
+
+    /// A call that `quoted` holds stays text: the model copies what a tool
+    /// result or the user showed it.
+    pub fn quoting(mut self, quoted: &'t Quoted<'t>) -> Recogniser<'t> {
+        self.quoted = Some(quoted);
+        self
     }
 
     /// Feed the next piece of answer text.
@@ -522,7 +557,11 @@ impl<'t> Recogniser<'t> {
             return Ok(());
         }
         // The common case: plain text with nothing that could open a call.
-        if self.region.is_none() && self.held.is_empty() && !self.at_start && !self.swallow {
+        if self.region.is_none()
+            && self.held.is_empty()
+            && !self.at_start
+            && self.pending.is_empty()
+        {
             match memchr::memchr3(b'<', b'[', b'`', chunk.as_bytes()) {
                 None => {
                     self.emit(chunk, out);
@@ -540,18 +579,29 @@ impl<'t> Recogniser<'t> {
     }
 
     /// End of the answer: a region still open is parsed as it is (its
-    /// closing tag may be missing), anything else held is text.
+    /// closing tag may be missing), anything else held is text, and the
+    /// calls that end the answer are given out.
     pub fn finish(&mut self, out: &mut dyn FnMut(Out<'_>)) {
         // Nothing new reaches the guard at the end, so this cannot trip.
         let _ = self.run(true, out);
         self.held.clear();
         self.region = None;
+        self.pending_text.clear();
+        for call in std::mem::take(&mut self.pending) {
+            tracing::info!(
+                tool = %call.name,
+                form = call.form.as_str(),
+                fenced = call.fenced,
+                "recovered a tool call the model wrote as text"
+            );
+            out(Out::Call(call));
+        }
     }
 
     /// What is held back right now (the partial answer of a cancelled or
     /// failed generation keeps it as text).
-    pub fn held(&self) -> &str {
-        &self.held
+    pub fn held(&self) -> String {
+        format!("{}{}", self.pending_text, self.held)
     }
 
     /// Emit text that is decided.
@@ -562,7 +612,7 @@ impl<'t> Recogniser<'t> {
         if self.at_start && !text.trim_start().is_empty() {
             self.at_start = false;
         }
-        self.line_start = text.ends_with('\n');
+        self.lines.feed(text);
         out(Out::Text(text));
     }
 
@@ -572,6 +622,28 @@ impl<'t> Recogniser<'t> {
         self.emit(&text[..n], out);
         self.held = text;
         self.held.drain(..n);
+    }
+
+    /// Text other than calls followed the pending calls: they were quoted,
+    /// and are text as written.
+    fn unpend(&mut self, out: &mut dyn FnMut(Out<'_>)) {
+        self.pending.clear();
+        self.pending_fence = false;
+        let text = std::mem::take(&mut self.pending_text);
+        self.emit(&text, out);
+    }
+
+    /// The calls a complete placed region holds, unless the session showed
+    /// the model the same call (then it is a copy, and text).
+    fn calls_in(&self, kind: Kind, whole: bool, region: &str) -> Option<Vec<Recovered>> {
+        let calls = parse(self.tools, kind, whole, region)?;
+        if let Some(quoted) = self.quoted
+            && calls.iter().any(|c| quoted.holds(self.tools, c))
+        {
+            tracing::info!("a tool call written as text copies a tool result or the user: text");
+            return None;
+        }
+        Some(calls)
     }
 
     fn run(&mut self, eos: bool, out: &mut dyn FnMut(Out<'_>)) -> Result<(), Runaway> {
@@ -593,19 +665,22 @@ impl<'t> Recogniser<'t> {
                         let name = named_tool(self.tools, &self.held).map(str::to_owned);
                         self.held.clear();
                         self.region = None;
+                        self.pending.clear();
+                        self.pending_text.clear();
                         return Err(Runaway {
                             sentence: trip.sentence,
                             name,
                         });
                     }
                 }
+                let (kind, whole, placed) = (region.kind, region.whole, region.placed);
                 // A complete bare object that is no call is text at once.
                 if verdict == Verdict::Wait
                     && !region.checked
                     && let Some(end) = region.complete
                 {
                     region.checked = true;
-                    if parse(self.tools, region.kind, region.whole, &self.held[..end]).is_none() {
+                    if self.calls_in(kind, whole, &self.held[..end]).is_none() {
                         verdict = Verdict::Release(end);
                     }
                 }
@@ -615,39 +690,42 @@ impl<'t> Recogniser<'t> {
                 if verdict == Verdict::Wait {
                     return Ok(());
                 }
-                let kind = region.kind;
-                let whole = region.whole;
                 self.region = None;
                 match verdict {
-                    Verdict::End(end) => match parse(self.tools, kind, whole, &self.held[..end]) {
-                        Some(calls) => {
-                            for call in calls {
-                                tracing::info!(
-                                    tool = %call.name,
-                                    form = call.form.as_str(),
-                                    fenced = call.fenced,
-                                    "recovered a tool call the model wrote as text"
-                                );
-                                out(Out::Call(call));
+                    Verdict::End(end) => {
+                        let calls = if placed {
+                            self.calls_in(kind, whole, &self.held[..end])
+                        } else {
+                            None
+                        };
+                        match calls {
+                            Some(calls) => {
+                                // A fence is a call only when it ends the answer.
+                                if self.pending_fence {
+                                    self.unpend(out);
+                                }
+                                self.pending_text.push_str(&self.held[..end]);
+                                self.held.drain(..end);
+                                self.pending.extend(calls);
+                                self.pending_fence = kind == Kind::Fence;
+                                self.at_start = false;
                             }
-                            self.held.drain(..end);
-                            self.at_start = false;
-                            self.swallow = true;
+                            None => {
+                                self.unpend(out);
+                                self.release(end, out);
+                            }
                         }
-                        None => self.release(end, out),
-                    },
-                    Verdict::Release(n) => self.release(n, out),
+                    }
+                    Verdict::Release(n) => {
+                        self.unpend(out);
+                        self.release(n, out);
+                    }
                     Verdict::Wait => {}
                 }
                 continue;
             }
-            if self.swallow {
-                let ws = ws_len(self.held.as_bytes());
-                self.held.drain(..ws);
-                if self.held.is_empty() {
-                    return Ok(());
-                }
-                self.swallow = false;
+            if !self.pending.is_empty() && !self.after_calls(eos, out) {
+                return Ok(());
             }
             if self.held.is_empty() {
                 return Ok(());
@@ -655,6 +733,43 @@ impl<'t> Recogniser<'t> {
             if !self.scan(eos, out) {
                 return Ok(());
             }
+        }
+    }
+
+    /// After pending calls only whitespace and further calls may come:
+    /// whitespace joins them, an opener starts a region; anything else
+    /// makes them text. False when it must wait for more text.
+    fn after_calls(&mut self, eos: bool, out: &mut dyn FnMut(Out<'_>)) -> bool {
+        let ws = ws_len(self.held.as_bytes());
+        self.pending_text.push_str(&self.held[..ws]);
+        self.held.drain(..ws);
+        if self.held.is_empty() {
+            return false;
+        }
+        let line = match memchr::memrchr(b'\n', self.pending_text.as_bytes()) {
+            Some(i) => indent_ok(&self.pending_text.as_bytes()[i + 1..], 0),
+            None => false,
+        };
+        match opener(self.held.as_bytes(), self.fences && line) {
+            (Prefix::Full, kind, len) => {
+                self.region = Some(Box::new(Region::new(kind, len, false, true)));
+                true
+            }
+            (Prefix::Partial, ..) if !eos => false,
+            _ => {
+                self.unpend(out);
+                true
+            }
+        }
+    }
+
+    /// Whether `held[p]` is at the start of a line (after at most three
+    /// spaces).
+    fn line_start_at(&self, p: usize) -> bool {
+        let before = &self.held.as_bytes()[..p];
+        match memchr::memrchr(b'\n', before) {
+            Some(i) => indent_ok(&before[i + 1..], 0),
+            None => self.lines.indent().is_some_and(|n| indent_ok(before, n)),
         }
     }
 
@@ -671,7 +786,7 @@ impl<'t> Recogniser<'t> {
                 return false;
             }
             if bytes[lead] == b'{' {
-                self.region = Some(Box::new(Region::new(Kind::Bare, lead, true)));
+                self.region = Some(Box::new(Region::new(Kind::Bare, lead, true, true)));
                 return true;
             }
         }
@@ -682,21 +797,26 @@ impl<'t> Recogniser<'t> {
                 self.release(bytes.len(), out);
                 return false;
             };
-            let p = from + found;
-            let line_start = if p == 0 {
-                self.line_start
-            } else {
-                bytes[p - 1] == b'\n'
-            };
-            let (verdict, kind, len) = self.opener_at(p, line_start);
+            let mut p = from + found;
             // Leading whitespace of the answer stays with the region.
-            let keep = if self.at_start && p == lead { 0 } else { p };
+            let answer_start = self.at_start && p == lead;
+            let line = answer_start || self.line_start_at(p);
+            if line && !answer_start {
+                // What comes before is text whatever follows; released, it
+                // tells whether a quote or a code block holds `p`.
+                self.release(p, out);
+                p = 0;
+            }
+            let placed = line && (answer_start || !self.lines.quoted());
+            let fence = self.fences && line && !self.lines.in_code();
+            let (verdict, kind, len) = opener(&self.held.as_bytes()[p..], fence);
+            let keep = if answer_start { 0 } else { p };
             match verdict {
                 Prefix::Full => {
-                    let whole = self.at_start && keep == 0;
                     self.release(keep, out);
                     let body = p - keep + len;
-                    self.region = Some(Box::new(Region::new(kind, body, whole)));
+                    let region = Region::new(kind, body, answer_start, placed);
+                    self.region = Some(Box::new(region));
                     return true;
                 }
                 Prefix::Partial if !eos => {
@@ -704,35 +824,40 @@ impl<'t> Recogniser<'t> {
                     return false;
                 }
                 Prefix::Partial => {
-                    self.release(bytes.len(), out);
+                    self.release(self.held.len(), out);
                     return false;
                 }
                 Prefix::No => from = p + 1,
             }
         }
     }
+}
 
-    /// Whether an opener starts at `held[p]`: its kind and length.
-    fn opener_at(&self, p: usize, line_start: bool) -> (Prefix, Kind, usize) {
-        let rest = &self.held.as_bytes()[p..];
-        let mut partial = false;
-        for (tag, kind) in TAGS {
-            match prefix(rest, tag) {
-                Prefix::Full => return (Prefix::Full, kind, tag.len()),
-                Prefix::Partial => partial = true,
-                Prefix::No => {}
-            }
+/// Only spaces, at most three with the `before` already on the line.
+fn indent_ok(text: &[u8], before: usize) -> bool {
+    before + text.len() <= 3 && text.iter().all(|b| *b == b' ')
+}
+
+/// Whether an opener starts `rest` (a fence only where `fence`): its kind
+/// and length.
+fn opener(rest: &[u8], fence: bool) -> (Prefix, Kind, usize) {
+    let mut partial = false;
+    for (tag, kind) in TAGS {
+        match prefix(rest, tag) {
+            Prefix::Full => return (Prefix::Full, kind, tag.len()),
+            Prefix::Partial => partial = true,
+            Prefix::No => {}
         }
-        if self.fences && line_start {
-            match prefix(rest, FENCE) {
-                Prefix::Full => return (Prefix::Full, Kind::Fence, FENCE.len()),
-                Prefix::Partial => partial = true,
-                Prefix::No => {}
-            }
-        }
-        let verdict = if partial { Prefix::Partial } else { Prefix::No };
-        (verdict, Kind::Fence, 0)
     }
+    if fence {
+        match prefix(rest, FENCE) {
+            Prefix::Full => return (Prefix::Full, Kind::Fence, FENCE.len()),
+            Prefix::Partial => partial = true,
+            Prefix::No => {}
+        }
+    }
+    let verdict = if partial { Prefix::Partial } else { Prefix::No };
+    (verdict, Kind::Fence, 0)
 }
 
 /// The calls a complete region holds, or `None` when it is text.
@@ -747,7 +872,7 @@ fn parse(tools: &[ToolDecl], kind: Kind, whole: bool, region: &str) -> Option<Ve
     }
 }
 
-/// A fence is a call (or several) when everything inside it is calls.
+/// A fence is a call when it holds exactly one call and nothing else.
 fn fenced(tools: &[ToolDecl], whole: bool, region: &str) -> Option<Vec<Recovered>> {
     let rest = region.trim_start().strip_prefix(FENCE)?;
     let (_info, body) = rest.split_once('\n')?;
@@ -764,7 +889,7 @@ fn fenced(tools: &[ToolDecl], whole: bool, region: &str) -> Option<Vec<Recovered
     };
     inner.push(body, &mut take).ok()?;
     inner.finish(&mut take);
-    if !text_only_ws || calls.is_empty() {
+    if !text_only_ws || calls.len() != 1 {
         return None;
     }
     for c in &mut calls {

@@ -98,15 +98,15 @@ fn text_only(input: &str) -> Got {
 }
 
 #[test]
-fn hermes_blocks_one_or_several_with_text_around() {
+fn hermes_blocks_one_or_several_after_text() {
     check(
         "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>",
         &(String::new(), vec![ls()]),
     );
     check(
-        "Let me look.\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": \"{\\\"path\\\": \\\"a.txt\\\"}\"}\n</tool_call>\nDone.",
+        "Let me look.\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": \"{\\\"path\\\": \\\"a.txt\\\"}\"}\n</tool_call>\n\n",
         &(
-            "Let me look.\nDone.".into(),
+            "Let me look.\n".into(),
             vec![ls(), call("read_file", json!({"path": "a.txt"}))],
         ),
     );
@@ -204,12 +204,180 @@ fn fenced_calls() {
         &("I will list the files.\n".into(), vec![ls()]),
     );
     check(
-        "```\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"pwd\"}}\n</tool_call>\n```",
+        "Two:\n~~~\nnot a fence of calls\n~~~\n```\n<|python_tag|>{\"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}\n```\n",
+        &("Two:\n~~~\nnot a fence of calls\n~~~\n".into(), vec![ls()]),
+    );
+    // A call before a fence that ends the answer.
+    check(
+        "<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"pwd\"}}</tool_call>\n```\n[TOOL_CALLS]bash[ARGS]{\"command\": \"ls\"}\n```",
         &(
             String::new(),
-            vec![ls(), call("bash", json!({"command": "pwd"}))],
+            vec![call("bash", json!({"command": "pwd"})), ls()],
         ),
     );
+}
+
+#[test]
+fn a_fence_is_a_call_only_holding_exactly_one_and_ending_the_answer() {
+    for input in [
+        // Two calls in one fence.
+        "```\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"pwd\"}}\n</tool_call>\n```",
+        "```\n<|python_tag|>{\"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}; {\"name\": \"bash\", \"parameters\": {\"command\": \"pwd\"}}\n```",
+        // A fence in the middle, then text.
+        "```xml\n<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>\n```\nThat one I will not run.",
+    ] {
+        check(input, &text_only(input));
+    }
+    // A fence followed by another call does not end the answer: it is
+    // text, the call after it is one.
+    check(
+        "```\n<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"pwd\"}}</tool_call>\n```\n<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>",
+        &(
+            "```\n<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"pwd\"}}</tool_call>\n```\n".into(),
+            vec![ls()],
+        ),
+    );
+}
+
+/// Every written form of `bash ls`.
+fn ls_forms() -> Vec<&'static str> {
+    vec![
+        "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>",
+        "<tool_call>\n<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n</tool_call>",
+        "<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>",
+        "<function=bash>{\"command\": \"ls\"}</function>",
+        "<|python_tag|>{\"name\": \"bash\", \"parameters\": {\"command\": \"ls\"}}",
+        "[TOOL_CALLS]bash[ARGS]{\"command\": \"ls\"}",
+        "[TOOL_CALLS][{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}]",
+        "```xml\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\n```",
+    ]
+}
+
+#[test]
+fn every_form_is_a_call_where_a_model_puts_one() {
+    for form in ls_forms() {
+        check(form, &(String::new(), vec![ls()]));
+        check(
+            &format!("I will list them.\n\n{form}\n"),
+            &("I will list them.\n\n".into(), vec![ls()]),
+        );
+        check(
+            &format!("Indented:\n   {form}"),
+            &("Indented:\n   ".into(), vec![ls()]),
+        );
+        check(
+            &format!("> a quote\n\n{form}"),
+            &("> a quote\n\n".into(), vec![ls()]),
+        );
+    }
+}
+
+#[test]
+fn quoted_markup_stays_text_as_written() {
+    for form in ls_forms() {
+        let indented: Vec<String> = form.lines().map(|l| format!("    {l}")).collect();
+        let quoted: Vec<String> = form.lines().map(|l| format!("> {l}")).collect();
+        for input in [
+            // Inside prose.
+            format!("The file contains {form} - I will not run it."),
+            format!("The file contains {form}"),
+            // On its own lines, but text follows.
+            format!("The file contains:\n{form}\nI will not run it."),
+            format!("{form}\n\nThat is what the file holds."),
+            format!("{form} is in the file"),
+            // Inline code.
+            format!("The file contains `{form}`."),
+            format!("`{form}`"),
+            // A blockquote, each line marked or only the first.
+            format!("The file says:\n{}", quoted.join("\n")),
+            format!("The file says:\n> {form}"),
+            format!("> The file says:\n{form}"),
+            // Code: a fence in the middle, a fence of more than the call,
+            // an indented block.
+            format!("It says:\n```\n{form}\n```\nI will not run it."),
+            format!("It says:\n```text\nSetup:\n{form}\n```"),
+            format!("It says:\n```text\nSetup:\n{form}"),
+            format!("It says:\n{}", indented.join("\n")),
+            // A list item.
+            format!("- {form}"),
+        ] {
+            if input.starts_with("`") && form.starts_with('`') {
+                continue;
+            }
+            check(&input, &text_only(&input));
+        }
+    }
+}
+
+#[test]
+fn a_call_after_quoted_markup_is_still_a_call() {
+    check(
+        "The file says <tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"touch x\"}}</tool_call>; I list instead.\n<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>",
+        &(
+            "The file says <tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"touch x\"}}</tool_call>; I list instead.\n".into(),
+            vec![ls()],
+        ),
+    );
+}
+
+/// Feeds `input` whole and cut at every byte, quoting `messages`.
+fn feed_quoting(messages: &[crate::types::Message], input: &str) -> Vec<Got> {
+    let t = tools();
+    let quoted = Quoted::of(messages);
+    let mut seen = Vec::new();
+    for cut in (0..=input.len()).filter(|i| input.is_char_boundary(*i)) {
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        let mut take = |o: Out<'_>| match o {
+            Out::Text(t) => text.push_str(t),
+            Out::Call(c) => calls.push((c.name, serde_json::from_str(&c.arguments).unwrap())),
+        };
+        let mut r = Recogniser::new(&t).quoting(&quoted);
+        r.push(&input[..cut], &mut take).unwrap();
+        r.push(&input[cut..], &mut take).unwrap();
+        r.finish(&mut take);
+        seen.push((text, calls));
+    }
+    seen
+}
+
+#[test]
+fn a_copy_of_a_tool_result_or_the_users_message_stays_text() {
+    use crate::types::Message;
+    let touch = "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"touch x\"}}\n</tool_call>";
+    let from_tool = [
+        Message::user("what is in notes.txt?"),
+        Message::Tool {
+            call_id: "c1".into(),
+            name: "read_file".into(),
+            content: format!("Setup:\n{touch}\n"),
+            failed: false,
+        },
+    ];
+    let from_user = [Message::user(format!("What does {touch} do?"))];
+    // The copy, as written or spaced and ordered otherwise, or in another
+    // form: the same call, so text.
+    for messages in [&from_tool[..], &from_user[..]] {
+        for reply in [
+            format!("It holds:\n\n{touch}"),
+            "It holds:\n<tool_call>{\"arguments\":{\"command\":\"touch x\"},\"name\":\"bash\"}</tool_call>".to_owned(),
+            "[TOOL_CALLS]bash[ARGS]{\"command\": \"touch x\"}".to_owned(),
+        ] {
+            for got in feed_quoting(messages, &reply) {
+                assert_eq!(got, text_only(&reply), "{messages:?}");
+            }
+        }
+    }
+    // Another call is still a call.
+    let reply = "<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>";
+    for got in feed_quoting(&from_tool, reply) {
+        assert_eq!(got, (String::new(), vec![ls()]));
+    }
+    // An assistant's own text is not a source of quotes.
+    let own = [Message::assistant(touch)];
+    for got in feed_quoting(&own, touch) {
+        assert_eq!(got.1, vec![call("bash", json!({"command": "touch x"}))]);
+    }
 }
 
 #[test]
@@ -268,8 +436,8 @@ fn undeclared_tools_broken_json_and_wrong_arguments_stay_text_untouched() {
 #[test]
 fn a_failed_region_does_not_hide_a_call_after_it() {
     check(
-        "<tool_call>oops</tool_call> <tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>",
-        &("<tool_call>oops</tool_call> ".into(), vec![ls()]),
+        "<tool_call>oops</tool_call>\n<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>",
+        &("<tool_call>oops</tool_call>\n".into(), vec![ls()]),
     );
 }
 

@@ -168,27 +168,6 @@ fn writable(path: &Path, meta: &Metadata) -> Result<(), Unwritable> {
     Ok(())
 }
 
-/// The file `path` finally names once every symlink on its last component
-/// is followed (it may not exist yet: a dangling link is written through).
-pub(super) fn follow(path: &Path) -> io::Result<PathBuf> {
-    let mut p = path.to_path_buf();
-    for _ in 0..40 {
-        match fs::symlink_metadata(&p) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let target = fs::read_link(&p)?;
-                p = match p.parent() {
-                    Some(dir) if target.is_relative() => dir.join(target),
-                    _ => target,
-                };
-            }
-            Ok(_) => return Ok(p),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(p),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(io::Error::other("too many levels of symbolic links"))
-}
-
 /// Read what `target` holds now. Only a regular file mm may write is
 /// read; anything else is [`Existing::Refused`] without being opened.
 pub(super) fn load(target: &Path) -> io::Result<Existing> {
@@ -440,21 +419,6 @@ pub(super) fn write_atomic(target: &Path, pieces: &[&[u8]], kept: Option<&Kept>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
-
-    #[test]
-    fn follow_resolves_chains_and_dangling_links() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        fs::write(d.join("real"), "x").unwrap();
-        symlink("real", d.join("l1")).unwrap();
-        symlink(d.join("l1"), d.join("l2")).unwrap();
-        assert_eq!(follow(&d.join("l2")).unwrap(), d.join("real"));
-        symlink("nowhere", d.join("dangling")).unwrap();
-        assert_eq!(follow(&d.join("dangling")).unwrap(), d.join("nowhere"));
-        symlink("loop", d.join("loop")).unwrap();
-        assert!(follow(&d.join("loop")).is_err());
-    }
 
     #[test]
     fn unchanged_since_compares_the_bytes() {

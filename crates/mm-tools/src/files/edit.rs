@@ -9,9 +9,9 @@ use serde::Deserialize;
 
 use super::disk::{self, Content, Existing, Pending};
 use super::{
-    Outcome, PREVIEW_LIMIT, Prepared, absolute, blocking, describe_path, file_change, io_failure,
-    is_directory, large_change, may_write, missing, not_utf8, parse, path_subject, run_write,
-    unchanged, with_diff, write_plan,
+    Outcome, PREVIEW_LIMIT, Prepared, absolute, blocking, describe_path, file_change, headline_to,
+    io_failure, is_directory, large_change, may_write, missing, not_utf8, parse, path_subject,
+    run_write, target_of, unchanged, with_diff, write_plan,
 };
 use crate::tool::{
     Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args,
@@ -57,7 +57,7 @@ impl Args {
 fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
     let path = a.path;
     let abs = absolute(cwd, &path);
-    let target = disk::follow(&abs).map_err(|e| io_failure("read", &path, &e))?;
+    let (target, away) = target_of(cwd, &path)?;
     let (bytes, kept) = match disk::load(&target).map_err(|e| io_failure("read", &path, &e))? {
         Existing::Missing => return Err(missing(&path)),
         Existing::Directory => return Err(is_directory(&path)),
@@ -77,6 +77,7 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
     let Some(first) = diff.first_line else {
         return Ok(Prepared {
             abs,
+            away,
             change: None,
             outcome: Outcome::Text(unchanged(&path)),
         });
@@ -85,10 +86,12 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
         "edited {path}: {n} edit(s), +{} -{} lines, first change at line {first}",
         diff.added, diff.deleted
     );
+    let headline = headline_to(headline, &path, away.as_deref());
     let output = with_diff(headline, &diff.text);
     if a.dry_run {
         return Ok(Prepared {
             abs,
+            away,
             change: None,
             outcome: Outcome::Text(format!("dry run: {output}")),
         });
@@ -117,6 +120,7 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
     };
     Ok(Prepared {
         abs,
+        away,
         change: Some(change),
         outcome: Outcome::Write {
             pending: Pending {

@@ -8,8 +8,9 @@ use serde::Deserialize;
 
 use super::disk::{self, Content, Existing, Pending};
 use super::{
-    Outcome, Prepared, absolute, blocking, describe_path, file_change, io_failure, is_directory,
-    may_write, not_utf8, parse, path_subject, run_write, unchanged, with_diff, write_plan,
+    Outcome, Prepared, absolute, blocking, describe_path, file_change, headline_to, io_failure,
+    is_directory, may_write, not_utf8, parse, path_subject, run_write, target_of, unchanged,
+    with_diff, write_plan,
 };
 use crate::tool::{
     Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args,
@@ -48,7 +49,7 @@ impl Args {
 fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
     let Args { path, content } = a;
     let abs = absolute(cwd, &path);
-    let target = disk::follow(&abs).map_err(|e| io_failure("read", &path, &e))?;
+    let (target, away) = target_of(cwd, &path)?;
     let existing = disk::load(&target).map_err(|e| io_failure("read", &path, &e))?;
     let (kept, old) = match existing {
         Existing::Directory => return Err(is_directory(&path)),
@@ -62,6 +63,7 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
     if old.as_deref() == Some(content.as_str()) {
         return Ok(Prepared {
             abs,
+            away,
             change: None,
             outcome: Outcome::Text(unchanged(&path)),
         });
@@ -74,11 +76,13 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
         ),
         Some(_) => format!("wrote {path}: +{} -{} lines", diff.added, diff.deleted),
     };
+    let headline = headline_to(headline, &path, away.as_deref());
     let change = file_change(&abs, old.as_deref(), &content, &diff.text);
     let output = with_diff(headline, &diff.text);
     let before = old.map(String::into_bytes);
     Ok(Prepared {
         abs,
+        away,
         change: Some(change),
         outcome: Outcome::Write {
             pending: Pending {
