@@ -283,7 +283,10 @@ async fn a_sessions_folder_that_cannot_be_made_fails_the_json_run() {
                 .starts_with("session not saved: ")),
         "{lines:?}"
     );
-    assert_eq!(lines.last().unwrap()["type"], "turn_end");
+    assert_eq!(lines[lines.len() - 2]["type"], "turn_end");
+    let result = lines.last().unwrap();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["outcome"], "not_saved", "{result}");
     assert!(Path::new(&file).is_file());
 }
 

@@ -18,8 +18,8 @@ pub mod sink;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, InitializeRequest, ListSessionsRequest, LoadSessionRequest,
-    NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest,
+    CancelNotification, ForkSessionRequest, InitializeRequest, ListSessionsRequest,
+    LoadSessionRequest, NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest,
 };
 use agent_client_protocol::{Agent, Error, Lines};
 use futures::channel::mpsc::UnboundedSender;
@@ -40,6 +40,7 @@ pub async fn serve(
     let on_init = server.clone();
     let on_new = server.clone();
     let on_load = server.clone();
+    let on_fork = server.clone();
     let on_list = server.clone();
     let on_prompt = server.clone();
     let on_option = server.clone();
@@ -92,6 +93,28 @@ pub async fn serve(
                             if responder.respond(response).is_ok() {
                                 outlet.update(&id, server.commands_update(&id));
                                 server.offer_models(&id, outlet.as_ref()).await;
+                            }
+                        }
+                        Err(e) => {
+                            let _ = responder.respond_with_error(e);
+                        }
+                    }
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ForkSessionRequest, responder, cx| {
+                let server = on_fork.clone();
+                tokio::spawn(async move {
+                    match server.fork_session(request).await {
+                        Ok(response) => {
+                            let id = response.session_id.clone();
+                            if responder.respond(response).is_ok() {
+                                let outlet = Connection(cx);
+                                outlet.update(&id, server.commands_update(&id));
+                                server.offer_models(&id, &outlet).await;
                             }
                         }
                         Err(e) => {

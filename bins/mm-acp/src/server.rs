@@ -16,10 +16,11 @@ use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
-    CancelNotification, ClientCapabilities, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, SessionCapabilities, SessionConfigOptionValue, SessionId, SessionInfo,
+    CancelNotification, ClientCapabilities, ForkSessionRequest, ForkSessionResponse,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
+    SessionConfigOptionValue, SessionForkCapabilities, SessionId, SessionInfo,
     SessionListCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse, StopReason, UnstructuredCommandInput,
 };
@@ -167,7 +168,11 @@ impl Server {
                     // supported.
                     .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
                     .session_capabilities(
-                        SessionCapabilities::new().list(SessionListCapabilities::new()),
+                        SessionCapabilities::new()
+                            .list(SessionListCapabilities::new())
+                            // `session/fork` copies a saved session: only
+                            // with sessions on, like `loadSession`.
+                            .fork(self.sessions_enabled.then(SessionForkCapabilities::new)),
                     ),
             )
             .auth_methods(Vec::new())
@@ -333,6 +338,53 @@ impl Server {
         agent.replay(sink);
         let model = lock(&session.choices).option(&agent.model());
         Ok(LoadSessionResponse::new().config_options(Some(vec![model])))
+    }
+
+    /// `session/fork` (unstable in the protocol): a new session rooted at
+    /// `cwd` holding a copy of session `session_id` (live in this process,
+    /// or saved), whose own file is left as it is. The caller answers, then
+    /// sends [`Server::commands_update`].
+    pub async fn fork_session(
+        &self,
+        request: ForkSessionRequest,
+    ) -> Result<ForkSessionResponse, Error> {
+        let cwd = checked_cwd(&request.cwd)?;
+        let wanted = request.session_id.0.to_string();
+        let servers = crate::mcp::editor_servers(&request.mcp_servers);
+        let mut agent = self.build_agent(&cwd, &servers)?;
+        if !agent.config().sessions.enabled {
+            return Err(Error::invalid_request().data(AgentError::SessionsDisabled.to_string()));
+        }
+        let live = {
+            let saved = lock(&self.saved).get(&wanted).cloned();
+            let sessions = lock(&self.sessions);
+            saved
+                .and_then(|acp| sessions.get(&acp).cloned())
+                .or_else(|| sessions.get(&wanted).cloned())
+        };
+        let not_found = || {
+            Error::from(agent_client_protocol::v1::schema::Error::session_not_found(
+                request.session_id.clone(),
+            ))
+        };
+        let forked = match live {
+            // A turn of the original runs to its end first.
+            Some(session) => agent.fork_from(&*session.agent.lock().await),
+            None => match agent.resume(Some(&wanted)) {
+                Ok(_) => agent.fork(None).map(|(new, _)| new),
+                Err(AgentError::Store(mm_agent::StoreError::NotFound { .. })) => {
+                    return Err(not_found());
+                }
+                Err(e) => Err(e),
+            },
+        };
+        let id = forked.map_err(|e| Error::invalid_request().data(e.to_string()))?;
+        let session_id = SessionId::new(id.clone());
+        lock(&self.saved).insert(id.clone(), id.clone());
+        let model = Choices::default().option(&agent.model());
+        let session = Session::new(session_id.clone(), agent, IdBook::default());
+        lock(&self.sessions).insert(id, session);
+        Ok(ForkSessionResponse::new(session_id).config_options(Some(vec![model])))
     }
 
     /// `session/list`: the saved sessions of `cwd` (all without it), most

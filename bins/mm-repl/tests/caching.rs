@@ -99,9 +99,16 @@ fn json_usage_and_turn_end_carry_cached_tokens() {
                 "context": 1105, "window": 32768}),
             "{provider}"
         );
-        let end = events.last().unwrap();
+        let end = &events[events.len() - 2];
         assert_eq!(end["type"], "turn_end");
         assert_eq!(end["cached_tokens"], 1000, "{provider}: {end}");
+        // The run's result, last, carries them too.
+        let result = events.last().unwrap();
+        assert_eq!(result["type"], "result");
+        assert_eq!(
+            result["usage"]["cached_tokens"], 1000,
+            "{provider}: {result}"
+        );
     }
 }
 

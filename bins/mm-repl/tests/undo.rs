@@ -216,7 +216,8 @@ fn a_file_changed_after_the_turn_makes_p_undo_fail_until_forced() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[2]["type"], "result", "{lines:?}");
     assert_eq!(lines[0]["type"], "session");
     assert!(lines[0]["session_id"].is_string(), "{}", lines[0]);
     let line = &lines[1];
@@ -411,7 +412,8 @@ fn filters_never_run(in_git: bool) {
     };
 
     let out = w.run(&["-p", "write x"], None);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Nobody to ask: not run, exit 4.
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("no terminal to ask"));
     assert!(!w.cwd.join("x.txt").exists());
     assert_eq!(ran(&w), Vec::<&str>::new(), "a filter ran before approval");

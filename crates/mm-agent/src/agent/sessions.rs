@@ -2,7 +2,7 @@
 //! forking, renaming and searching. A child of the agent's module, so
 //! that the agent's own file stays about the turn.
 
-use mm_store::Found;
+use mm_store::{Found, SessionData};
 
 use super::{Agent, AgentError, secrets};
 use crate::commands::export::{self, Heading};
@@ -24,15 +24,9 @@ impl Agent {
             // so the fork has something to be a fork of.
             self.start_session()?;
         }
-        let (Some(store), Some(session)) = (&self.store, &self.session) else {
+        let (Some(store), Some(data)) = (&self.store, self.snapshot()) else {
             return Err(AgentError::SessionsDisabled);
         };
-        // What the file would hold if it were saved now, unsaved.
-        let mut data = session.data.clone();
-        data.messages = self.history.clone();
-        data.checkpoints = self.rewinder.log.clone();
-        data.usage = self.usage;
-        data.cache_key.clone_from(&self.cache_key);
         let mut fork = store.fork(&data, title)?;
         fork.save()?;
         let ids = (fork.id().to_owned(), data.id);
@@ -40,6 +34,42 @@ impl Agent {
         self.session = Some(fork);
         self.not_saved = None;
         Ok(ids)
+    }
+
+    /// An editor's `session/fork`: this agent (new, of the same project)
+    /// goes on from a copy of `from`'s session, which is left as it is.
+    /// Returns the new session's id.
+    pub fn fork_from(&mut self, from: &Agent) -> Result<String, AgentError> {
+        if from.history.is_empty() {
+            return Err(AgentError::NothingToFork);
+        }
+        let (Some(store), Some(mut data)) = (&self.store, from.snapshot()) else {
+            return Err(AgentError::SessionsDisabled);
+        };
+        data.cwd.clone_from(&self.cwd);
+        let mut fork = store.fork(&data, None)?;
+        fork.save()?;
+        self.history = from.history.clone();
+        self.last_answer.clone_from(&from.last_answer);
+        self.rewinder.log = from.rewinder.log.clone();
+        self.usage = from.usage;
+        self.in_context = from.in_context;
+        self.cache_key.clone_from(&from.cache_key);
+        self.engine = self.engine.with_cache_key(&self.cache_key);
+        let id = fork.id().to_owned();
+        self.session = Some(fork);
+        Ok(id)
+    }
+
+    /// What the session file would hold if it were saved now; `None`
+    /// before it was written.
+    fn snapshot(&self) -> Option<SessionData> {
+        let mut data = self.session.as_ref()?.data.clone();
+        data.messages = self.history.clone();
+        data.checkpoints = self.rewinder.log.clone();
+        data.usage = self.usage;
+        data.cache_key.clone_from(&self.cache_key);
+        Some(data)
     }
 
     /// `/rename TITLE`: the session's title in lists, written at once (a
