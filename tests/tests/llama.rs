@@ -57,6 +57,21 @@ fn answer(events: &[Value]) -> String {
         .collect()
 }
 
+/// A user's notes pasted before each story request: about 200 tokens, so
+/// that the history grows by a known amount whatever the model answers.
+const NOTES: &str = "My notes for the story, please keep them in mind. \
+The story is set in a small harbour town in the north, in late autumn, \
+when the fishing boats come back early because of the wind. The main \
+character is an old carpenter named Ilse who repairs boats and tells \
+stories to the children of the town in the evening. Her workshop smells \
+of tar and pine, and a grey cat sleeps on the bench by the window. Her \
+brother left the town forty years ago and never wrote. One evening a \
+stranger arrives with a letter, a wooden box and a map of the coast. The \
+town has a bakery, a church with a broken bell, a school with twelve \
+pupils and a lighthouse that has not been lit for years. The tone should \
+be warm and a little sad, with short sentences, simple words, and an \
+ending that leaves a question open for the reader to think about.";
+
 /// The turn was stopped by the answer-loop guard, with an answer kept.
 fn looped(events: &[Value]) -> bool {
     of_type(events, "turn_end")
@@ -192,8 +207,10 @@ fn mm_against_a_real_llama_server() {
     drop(server);
 
     // On a window with room for a summary, the model writes one, and it
-    // fits: long answers (300 tokens each, to bound the time) fill a
-    // 2048-token window, every question is answered.
+    // fits: long questions (the notes below) and long answers (300 tokens
+    // each, to bound the time) fill a 2048-token window. The questions
+    // alone fill it within a few turns, so the test does not depend on
+    // how much a looping answer keeps.
     let server = Server::start(&install, 2048).unwrap();
     let sb = Sandbox::new("lsp:\n  servers: []\nmaxTokens: 300\n").unwrap();
     let mut summaries = Vec::new();
@@ -221,7 +238,7 @@ fn mm_against_a_real_llama_server() {
             &sb,
             &server,
             flags,
-            &format!("Write a long story about {topic}."),
+            &format!("{NOTES}\n\nWrite a long story about {topic}."),
         );
         // A 135M model asked for a long story often loops ("Kael was a
         // robot that could talk." over and over): the answer-loop guard
