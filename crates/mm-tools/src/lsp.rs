@@ -25,14 +25,26 @@ use serde::{Deserialize, Deserializer};
 use crate::files::PREVIEW_LIMIT;
 use crate::lenient;
 use crate::tool::{
-    Described, Plan, Prepared, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args,
-    parse_args, text_field,
+    Described, Plan, Prepared, Subject, Tool, ToolContext, ToolOutput, ToolRow, ToolSpec,
+    invalid_args, parse_args, text_field,
 };
 
 const NAME: &str = "lsp";
 
 /// What a refused rename gives the model.
 pub const REJECTED: &str = "[rename rejected by the user]";
+
+/// `lsp`: reads (a rename edits and asks), echoes the server's answer like
+/// a command's output.
+pub const ROW: ToolRow = ToolRow {
+    name: std::borrow::Cow::Borrowed(NAME),
+    family: mm_ui::ToolFamily::Lsp,
+    kind: ToolKind::Read,
+    title_from: None,
+    echoes: true,
+    changes_files: true,
+    rejection: Some(REJECTED),
+};
 
 /// The `lsp` tool of one session (one project root).
 pub struct Lsp {
@@ -167,8 +179,8 @@ fn absolute(root: &Path, path: &str) -> String {
 }
 
 impl Tool for Lsp {
-    fn family(&self) -> mm_ui::ToolFamily {
-        mm_ui::ToolFamily::Lsp
+    fn row(&self) -> &ToolRow {
+        &ROW
     }
 
     fn spec(&self) -> ToolSpec {
@@ -236,11 +248,7 @@ impl Tool for Lsp {
         };
         Described {
             title,
-            kind: if rename {
-                ToolKind::Edit
-            } else {
-                ToolKind::Read
-            },
+            kind: if rename { ToolKind::Edit } else { ROW.kind },
             locations: text_field(args, "path")
                 .map(|p| vec![absolute(&ctx.cwd, p.trim())])
                 .unwrap_or_default(),
@@ -257,9 +265,9 @@ impl Tool for Lsp {
             let title = q.title();
             let location = absolute(&ctx.cwd, &q.path);
             if q.action != Action::Rename {
-                let mut plan = Plan::simple(title, ToolKind::Read);
+                // Navigation only reads: no permission asked.
+                let mut plan = Plan::simple(title, ROW.kind);
                 plan.locations = vec![location];
-                plan.echo = true;
                 return Ok(plan);
             }
             // A cancel ends the wait for the server at once; dropping the
@@ -281,8 +289,7 @@ impl Tool for Lsp {
                     .map(|f| f.path.display().to_string())
                     .collect(),
                 change: preview(&rename),
-                rejection: Some(REJECTED),
-                echo: true,
+                rejection: ROW.rejection,
                 state: Some(Prepared::Rename(rename)),
             })
         })

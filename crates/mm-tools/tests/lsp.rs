@@ -354,7 +354,7 @@ async fn a_file_changed_after_the_preview_is_not_written() {
         .unwrap();
     assert_eq!(plan.kind, ToolKind::Edit);
     assert_eq!(plan.rejection, Some("[rename rejected by the user]"));
-    assert!(plan.echo);
+    assert!(lsp.row().echoes);
 
     let edited = GREET_C.replace("return times;", "return times + 1;");
     std::fs::write(env.root().join("greet.c"), &edited).unwrap();
