@@ -180,6 +180,32 @@ fn describe_path(
     }
 }
 
+/// Replace the text file at `path` (symlinks followed) from `before` to
+/// `after` with the writer of `write_file` and `edit_file`: only where the
+/// sandbox lets a command write, not when it changed since `before` was
+/// read, atomically (in place for a file with hard links), its mode and
+/// owner kept. `shown` is the path as messages give it. For the other
+/// tools that change files (an `lsp` rename).
+pub(crate) fn rewrite(
+    ctx: &ToolContext,
+    path: &Path,
+    before: &str,
+    after: &str,
+    shown: &str,
+) -> Result<(), String> {
+    ctx.permissions.sandbox().may_write(&ctx.cwd, path)?;
+    let target =
+        mm_policy::sandbox::real_path(&ctx.cwd, path).map_err(|e| io_failure("read", shown, &e))?;
+    let pending = Pending {
+        target,
+        before: Some(before.as_bytes().to_vec()),
+        after: disk::Content::Whole(after.to_string()),
+        kept: None,
+        output: String::new(),
+    };
+    disk::commit(pending, shown).map(drop)
+}
+
 /// The change of a file over [`PREVIEW_LIMIT`]: the diff and a line count,
 /// no contents.
 fn large_change(abs: &Path, lines: usize, diff: &str) -> FileChange {

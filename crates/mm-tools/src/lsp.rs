@@ -9,16 +9,17 @@
 //! The tool is declared only when at least one configured server is on the
 //! PATH; the warnings for the others go to the front end.
 //!
-//! Status: `mm-lsp` answers with text only, and writes every failure as
-//! `[lsp: …]`; a rename succeeded when it
-//! answers `renamed to …`. That is the one place this tool reads its text.
+//! Status: `mm-lsp` answers `Ok(text)` or `Err(LspError)`, whose text the
+//! model gets; no text is read to guess it. A rename's files are written
+//! by the writer of `write_file` (atomic, mode kept, the sandbox asked
+//! again per file), not by mm-lsp.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mm_config::LspServer;
-use mm_lsp::{Action, Client, Query, RenamePlan, ServerConfig};
+use mm_lsp::{Action, Client, LspError, Query, RenamePlan, ServerConfig};
 use mm_ui::{FileChange, ToolKind};
 use serde::{Deserialize, Deserializer};
 
@@ -159,14 +160,12 @@ fn preview(plan: &RenamePlan) -> Option<FileChange> {
     })
 }
 
-/// How a call's text says it failed (see the module doc).
-fn outcome(text: String, rename: bool) -> ToolOutput {
-    let failed = if rename {
-        !text.starts_with("renamed to ")
-    } else {
-        text.starts_with("[lsp: ")
-    };
-    ToolOutput { text, failed }
+/// What the model gets of an answer: the text, failed when it is an error.
+fn outcome(answer: Result<String, LspError>) -> ToolOutput {
+    match answer {
+        Ok(text) => ToolOutput::ok(text),
+        Err(e) => ToolOutput::fail(e.to_string()),
+    }
 }
 
 fn absolute(root: &Path, path: &str) -> String {
@@ -273,7 +272,7 @@ impl Tool for Lsp {
             // A cancel ends the wait for the server at once; dropping the
             // call kills a server that was still starting, with its group.
             let rename = tokio::select! {
-                rename = self.client.prepare_rename(&q) => rename?,
+                rename = self.client.prepare_rename(&q) => rename.map_err(|e| e.to_string())?,
                 _ = ctx.cancel.cancelled() => return Err(crate::bash::CANCELLED.to_string()),
             };
             let sandbox = ctx.permissions.sandbox();
@@ -304,13 +303,16 @@ impl Tool for Lsp {
         Box::pin(async move {
             // Not cancellable: the files are written, then the server told.
             if let Some(Prepared::Rename(rename)) = plan.state {
-                return outcome(self.client.apply_rename(&rename).await, true);
+                let write = |f: &mm_lsp::RenameFile| {
+                    crate::files::rewrite(ctx, &f.path, &f.old_text, &f.new_text, &f.display)
+                        .map_err(LspError::Write)
+                };
+                return outcome(self.client.apply_rename_with(&rename, write).await);
             }
             match query(args) {
                 Ok(q) => {
-                    let rename = q.action == Action::Rename;
                     tokio::select! {
-                        text = self.client.call(&q) => outcome(text, rename),
+                        answer = self.client.call(&q) => outcome(answer),
                         _ = ctx.cancel.cancelled() => ToolOutput::fail(crate::bash::CANCELLED),
                     }
                 }
