@@ -213,7 +213,9 @@ pub fn render_drawio(
 
 /// Text inside a draw.io HTML label.
 fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Text inside an XML attribute.

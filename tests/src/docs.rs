@@ -103,7 +103,11 @@ pub fn broken_links(root: &Path) -> Vec<String> {
         let Ok(text) = std::fs::read_to_string(&page) else {
             continue;
         };
-        let shown = page.strip_prefix(root).unwrap_or(&page).display().to_string();
+        let shown = page
+            .strip_prefix(root)
+            .unwrap_or(&page)
+            .display()
+            .to_string();
         for target in links(&text) {
             if target.contains("://") || target.starts_with("mailto:") {
                 continue;
@@ -178,24 +182,22 @@ pub fn missing_code_map_paths(root: &Path) -> Vec<String> {
 /// Where the README's layout table and docs/architecture.md's floors
 /// table disagree with the workspace: a crate missing from one of them, or
 /// a floor other than `floor` gives.
-pub fn table_disagreements(
-    root: &Path,
-    crates: &[(String, Option<u8>)],
-) -> Vec<String> {
+pub fn table_disagreements(root: &Path, crates: &[(String, Option<u8>)]) -> Vec<String> {
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap_or_default();
     let arch = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap_or_default();
     let mut wrong = Vec::new();
     for (name, floor) in crates {
         let Some(floor) = floor else { continue };
-        if !readme.lines().any(|l| l.starts_with("| `") && l.contains(&format!("/{name}`"))) {
+        if !readme
+            .lines()
+            .any(|l| l.starts_with("| `") && l.contains(&format!("/{name}`")))
+        {
             wrong.push(format!("README.md's layout table lacks {name}"));
         }
         if *floor < 5 {
             let row = format!("| {floor} | `{name}` |");
             if !arch.lines().any(|l| l.starts_with(&row)) {
-                wrong.push(format!(
-                    "docs/architecture.md's floors table lacks `{row}`"
-                ));
+                wrong.push(format!("docs/architecture.md's floors table lacks `{row}`"));
             }
         }
     }

@@ -14,8 +14,7 @@ fn main() {
             (diagram::DRAWIO, diagram::render_drawio(&g, &purposes)),
         ] {
             let path = root.join(file);
-            std::fs::create_dir_all(path.parent().unwrap_or(&root))
-                .map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(path.parent().unwrap_or(&root)).map_err(|e| e.to_string())?;
             std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             println!("wrote {}", path.display());
         }
