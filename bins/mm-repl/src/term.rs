@@ -986,7 +986,7 @@ mod tests {
             completion_tokens: 0,
             cached_tokens: 0,
         });
-        assert_eq!(err.text(), "cancelled\n");
+        assert_eq!(err.text(), format!("{}\n", mm_ui::CANCELLED_LINE));
     }
 
     #[tokio::test]
