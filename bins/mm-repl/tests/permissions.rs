@@ -117,7 +117,7 @@ fn one_shot_asks_before_what_bash_would_evaluate() {
     assert_eq!(got.len(), attacks.len() + 1, "{stderr}");
     assert_eq!(got[0], "plain\n");
     for (i, line) in attacks.iter().enumerate() {
-        assert_eq!(got[i + 1], "[command rejected by the user]", "{line}");
+        assert_eq!(got[i + 1], mm_repl::keys::NO_TERMINAL, "{line}");
         let marker = w.cwd.join(format!("E{}", i + 1));
         assert!(!marker.exists(), "{line} ran");
     }
@@ -193,10 +193,7 @@ fn one_shot_asks_before_a_redirection_that_leads_outside() {
     let out = w.run(&["-p", "status"], None);
     assert_eq!(
         results(&w)[..2],
-        [
-            "[command rejected by the user]",
-            "[command rejected by the user]"
-        ],
+        [mm_repl::keys::NO_TERMINAL, mm_repl::keys::NO_TERMINAL],
         "{}",
         text(&out.stderr)
     );
