@@ -82,20 +82,44 @@ impl Server {
     /// Start `install`'s server with a context of `ctx` tokens and wait
     /// until it answers `/health`.
     pub fn start(install: &Install, ctx: u32) -> Result<Server, String> {
+        Server::start_with(
+            install,
+            ctx,
+            Some(&template()),
+            &["--temp", "0", "--seed", "7"],
+        )
+    }
+
+    /// [`Server::start`] with the model's own chat template when
+    /// `template` is `None`, and `sampling` flags (`--seed N`...).
+    pub fn start_with(
+        install: &Install,
+        ctx: u32,
+        template: Option<&Path>,
+        sampling: &[&str],
+    ) -> Result<Server, String> {
         let port = free_port()?;
         let logdir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let log = logdir.path().join("llama-server.log");
         let out = std::fs::File::create(&log).map_err(|e| e.to_string())?;
         let err = out.try_clone().map_err(|e| e.to_string())?;
-        let child = Command::new(&install.server)
-            .arg("-m")
-            .arg(&install.model)
-            .args(["-c", &ctx.to_string(), "-t", "1", "-np", "1", "--jinja"])
-            .arg("--chat-template-file")
-            .arg(template())
+        let mut cmd = Command::new(&install.server);
+        cmd.arg("-m").arg(&install.model).args([
+            "-c",
+            &ctx.to_string(),
+            "-t",
+            "1",
+            "-np",
+            "1",
+            "--jinja",
+        ]);
+        if let Some(t) = template {
+            cmd.arg("--chat-template-file").arg(t);
+        }
+        let child = cmd
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             // Same answers every run, as far as one thread allows.
-            .args(["--temp", "0", "--seed", "7"])
+            .args(sampling)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)

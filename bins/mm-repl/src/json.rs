@@ -190,6 +190,7 @@ mod tests {
             id: "c1".into(),
             tool: "bash".into(),
             family: mm_ui::ToolFamily::Command,
+            echoes: true,
             title: "ls".into(),
             kind: ToolKind::Execute,
             input: serde_json::json!({"command": "ls"}),

@@ -80,7 +80,7 @@ fn indented(text: &str, indent: &str) -> String {
 
 /// The dimmed lines shown under a tool line once the call ended.
 ///
-/// Commands (`bash`, `lsp`) echo their first `previewLines` lines, then
+/// Tools whose row echoes (`bash`, `lsp`, a server's tool) show their first `previewLines` lines, then
 /// `… N more lines` when cut, or `(no output)`; a failed call that never ran (invalid
 /// arguments, not run) has no preview, so it shows the first line of its
 /// output, the reason. `read_skill` echoes nothing (the reference: the
@@ -103,7 +103,7 @@ pub fn result_lines(
     };
     let completed = status == ToolStatus::Completed;
     match (info.family, info.kind) {
-        (ToolFamily::Command | ToolFamily::Lsp, _) => {
+        _ if info.echoes => {
             if output.is_empty() {
                 vec![NO_OUTPUT.to_owned()]
             } else if preview.is_empty() && status == ToolStatus::Failed {
@@ -572,6 +572,7 @@ impl State {
             id,
             tool,
             family: ToolFamily::Other,
+            echoes: false,
             title: String::new(),
             kind: ToolKind::Other,
             input: serde_json::Value::Null,
@@ -753,18 +754,20 @@ mod tests {
 
     /// A call of `tool` titled `title`, as its tool describes it.
     fn call(tool: &str, title: &str) -> ToolInfo {
-        let (family, kind) = match tool {
-            "bash" => (ToolFamily::Command, ToolKind::Execute),
-            "read_skill" => (ToolFamily::Skill, ToolKind::Read),
-            "lsp" => (ToolFamily::Lsp, ToolKind::Read),
-            "read_file" => (ToolFamily::File, ToolKind::Read),
-            "write_file" | "edit_file" => (ToolFamily::File, ToolKind::Edit),
-            _ => (ToolFamily::Other, ToolKind::Other),
+        // What these tools' rows say (mm-tools).
+        let (family, kind, echoes) = match tool {
+            "bash" => (ToolFamily::Command, ToolKind::Execute, true),
+            "read_skill" => (ToolFamily::Skill, ToolKind::Read, false),
+            "lsp" => (ToolFamily::Lsp, ToolKind::Read, true),
+            "read_file" => (ToolFamily::File, ToolKind::Read, false),
+            "write_file" | "edit_file" => (ToolFamily::File, ToolKind::Edit, false),
+            _ => (ToolFamily::Other, ToolKind::Other, false),
         };
         ToolInfo {
             id: "c1".into(),
             tool: tool.into(),
             family,
+            echoes,
             title: title.into(),
             kind,
             input: serde_json::Value::Null,

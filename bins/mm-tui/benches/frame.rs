@@ -43,6 +43,7 @@ fn big() -> Transcript {
                     id: id.clone(),
                     tool: "bash".into(),
                     family: mm_ui::ToolFamily::Command,
+                    echoes: true,
                     title: format!("grep -rn parse src/ | head -{i}"),
                     kind: ToolKind::Execute,
                     input: serde_json::json!({}),

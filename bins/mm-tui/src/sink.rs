@@ -151,6 +151,7 @@ mod tests {
             id: "c1".into(),
             tool: "bash".into(),
             family: mm_ui::ToolFamily::Command,
+            echoes: true,
             title: "rm -rf build".into(),
             kind: ToolKind::Execute,
             input: serde_json::json!({"command": "rm -rf build"}),

@@ -429,6 +429,7 @@ mod tests {
             id: id.into(),
             tool: "bash".into(),
             family: mm_ui::ToolFamily::Command,
+            echoes: true,
             title: command.into(),
             kind: ToolKind::Execute,
             input: serde_json::json!({ "command": command }),

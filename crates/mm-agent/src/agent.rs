@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mm_config::Config;
+use mm_config::{Config, ConstrainedCalls};
 use mm_engine::{
     Engine, EngineError, GenerateError, Generation, Message, StreamEvent, ToolCall, ToolDecl,
     Usage, Window, WindowSource,
@@ -1143,9 +1143,30 @@ impl Agent {
             StreamEvent::Notice(text) => sink.event(Event::Notice { text }),
             StreamEvent::ToolCallFinished(_) | StreamEvent::Usage(_) => {}
         };
+        if self.constrains_calls() {
+            return self
+                .engine
+                .generate_calls(&messages, &self.decls, &mut on_event, cancel)
+                .await;
+        }
         self.engine
             .generate(&messages, &self.decls, &mut on_event, cancel)
             .await
+    }
+
+    /// Whether this turn's requests ask the server to hold the reply to one
+    /// declared call or an answer (`constrainedCalls`): `always` on a
+    /// server that can, `auto` when the server said the model's template
+    /// cannot render tools (docs/reference/settings.md).
+    fn constrains_calls(&self) -> bool {
+        if self.decls.is_empty() || !self.engine.can_constrain_calls() {
+            return false;
+        }
+        match self.config.constrained_calls {
+            ConstrainedCalls::Always => true,
+            ConstrainedCalls::Auto => self.engine.renders_tools() == Some(false),
+            ConstrainedCalls::Off => false,
+        }
     }
 
     /// Characters of the next request.

@@ -109,6 +109,7 @@ fn value_text(c: &Config, key: &str, resolved: &Resolved) -> String {
         "watchdog" => c.watchdog.to_string(),
         "retries" => c.retries.to_string(),
         "textToolCalls" => c.text_tool_calls.to_string(),
+        "constrainedCalls" => c.constrained_calls.to_string(),
         "cacheControl" => c.cache_control.to_string(),
         "maxRetryWait" => c.max_retry_wait.to_string(),
         "maxTurns" => c.max_turns.to_string(),

@@ -40,6 +40,9 @@ pub struct Config {
     /// Whether tool calls a model writes into its answer as text are
     /// recovered and run like native ones.
     pub text_tool_calls: TextToolCalls,
+    /// When a local server is asked to constrain a reply to one of the
+    /// declared calls or an answer.
+    pub constrained_calls: ConstrainedCalls,
     /// `cacheControl`: help the provider reuse the unchanged start of each
     /// request (Anthropic `cache_control` breakpoints, OpenAI's
     /// `prompt_cache_key`). Not a trust matter: a project file may set it.
@@ -168,6 +171,24 @@ pub enum TextToolCalls {
     /// Recover calls of declared tools whose arguments match the schema.
     Auto,
     /// Leave every answer as the text it is.
+    Off,
+}
+
+/// `constrainedCalls`: whether a local server (llama.cpp, LM Studio,
+/// vLLM, Ollama) is asked to constrain a reply that may call a tool to a
+/// JSON value that is exactly one declared call or an answer. Small models
+/// whose chat template has no tool-call format describe a command instead
+/// of calling it; the constraint makes them call. Deserialized from its
+/// name only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConstrainedCalls {
+    /// Constrain when the server says the model's template cannot render
+    /// tool calls (llama.cpp `/props`, Ollama `/api/show`).
+    Auto,
+    /// Constrain every request that declares tools.
+    Always,
+    /// Never constrain.
     Off,
 }
 
@@ -455,6 +476,7 @@ impl Config {
             watchdog: 120,
             retries: 3,
             text_tool_calls: TextToolCalls::Auto,
+            constrained_calls: ConstrainedCalls::Auto,
             cache_control: true,
             max_retry_wait: 60,
             max_turns: 100,
@@ -634,6 +656,29 @@ impl TextToolCalls {
     }
 }
 
+impl ConstrainedCalls {
+    /// The YAML names, in the order error messages list them.
+    pub const NAMES: &'static [&'static str] = &["auto", "always", "off"];
+
+    /// The YAML name of this value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConstrainedCalls::Auto => "auto",
+            ConstrainedCalls::Always => "always",
+            ConstrainedCalls::Off => "off",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<ConstrainedCalls> {
+        match name {
+            "auto" => Some(ConstrainedCalls::Auto),
+            "always" => Some(ConstrainedCalls::Always),
+            "off" => Some(ConstrainedCalls::Off),
+            _ => None,
+        }
+    }
+}
+
 /// A name that is not one of an enum's names; its text is the one config
 /// errors use: `"hgh" is not one of off, on, low, medium, high`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -686,6 +731,7 @@ named_enum!(PermissionSetting);
 named_enum!(SandboxSetting);
 named_enum!(McpLazy);
 named_enum!(TextToolCalls);
+named_enum!(ConstrainedCalls);
 
 /// The window used when neither the settings, the server nor the table
 /// of known models gives one.

@@ -7,8 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use mm_config::{
-    BaseDirs, Config, ConfigError, ContextWindow, LspServer, Origin, Overrides, PermissionSetting,
-    Sources, TextToolCalls, Thinking, load,
+    BaseDirs, Config, ConfigError, ConstrainedCalls, ContextWindow, LspServer, Origin, Overrides,
+    PermissionSetting, Sources, TextToolCalls, Thinking, load,
 };
 use tempfile::TempDir;
 
@@ -85,7 +85,7 @@ fn write(path: &Path, text: &str) -> PathBuf {
 }
 
 const TOP_KEYS: &str = "model, baseURL, apiKeyEnv, contextWindow, maxTokens, thinking, showThinking, watchdog, \
-                        retries, textToolCalls, cacheControl, maxRetryWait, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
+                        retries, textToolCalls, constrainedCalls, cacheControl, maxRetryWait, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
                         permissions, acp, sessions, checkpoints, compact, lsp, instructions, sandbox, sandboxNetwork, \
                         mcpServers, mcp";
 
@@ -727,6 +727,14 @@ fn bad_enum_values() {
             p.display()
         )
     );
+    w.write_project("constrainedCalls: sometimes\n");
+    assert_eq!(
+        w.error(),
+        format!(
+            "{}: constrainedCalls: \"sometimes\" is not one of auto, always, off",
+            p.display()
+        )
+    );
     w.write_project("textToolCalls: maybe\n");
     assert_eq!(
         w.error(),
@@ -979,7 +987,7 @@ fn every_allowed_project_key_is_accepted() {
     let w = World::new();
     w.write_project(
         "model: openai/gpt-5\ncontextWindow: 1000\nmaxTokens: 10\nthinking: medium\nshowThinking: false\n\
-         watchdog: 9\nretries: 0\ntextToolCalls: off\nmaxRetryWait: 7\nmaxTurns: 4\nbashTool: false\neditTools: false\nmaxOutput: 500\n\
+         watchdog: 9\nretries: 0\ntextToolCalls: off\nconstrainedCalls: always\nmaxRetryWait: 7\nmaxTurns: 4\nbashTool: false\neditTools: false\nmaxOutput: 500\n\
          previewLines: 2\nbashTimeout: 8\ncompact:\n  threshold: 0.9\n  keepRecent: 100\ninstructions: [A.md]\n",
     );
     let c = w.load().config;
@@ -991,6 +999,7 @@ fn every_allowed_project_key_is_accepted() {
     assert_eq!(c.watchdog, 9);
     assert_eq!(c.retries, 0);
     assert_eq!(c.text_tool_calls, TextToolCalls::Off);
+    assert_eq!(c.constrained_calls, ConstrainedCalls::Always);
     assert_eq!(c.max_retry_wait, 7);
     assert_eq!(c.max_turns, 4);
     assert!(!c.bash_tool);

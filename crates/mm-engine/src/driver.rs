@@ -767,6 +767,7 @@ mod tests {
             cache_control: true,
             cache_key: None,
             output_schema: None,
+            constrained_calls: false,
         })
     }
 

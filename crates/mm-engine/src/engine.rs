@@ -208,6 +208,7 @@ impl Engine {
             cache_control: cfg.cache_control,
             cache_key: None,
             output_schema: None,
+            constrained_calls: false,
         };
         // A watchdog of 0 means "never cut".
         let watchdog = if cfg.watchdog == 0 {
@@ -290,6 +291,16 @@ impl Engine {
     }
 
     fn rebuilt(&self, settings: ProviderSettings, window: Window) -> Engine {
+        self.rebuilt_with(settings, window, self.inner.text_tool_calls)
+    }
+
+    /// [`Engine::rebuilt`], recovering text-form calls or not.
+    pub(crate) fn rebuilt_with(
+        &self,
+        settings: ProviderSettings,
+        window: Window,
+        text_tool_calls: bool,
+    ) -> Engine {
         let i = &self.inner;
         Engine {
             inner: Arc::new(Inner {
@@ -303,7 +314,7 @@ impl Engine {
                 watchdog: i.watchdog,
                 watchdog_secs: i.watchdog_secs,
                 retries: i.retries,
-                text_tool_calls: i.text_tool_calls,
+                text_tool_calls,
                 max_retry_wait: i.max_retry_wait,
                 settings,
             }),

@@ -26,6 +26,7 @@ fn provider(name: &str) -> Box<dyn Provider> {
         cache_control: true,
         cache_key: None,
         output_schema: None,
+        constrained_calls: false,
     })
 }
 

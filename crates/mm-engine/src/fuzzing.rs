@@ -38,6 +38,7 @@ fn provider(wire: &str) -> Option<Box<dyn Provider>> {
         cache_control: true,
         cache_key: None,
         output_schema: None,
+        constrained_calls: false,
     }))
 }
 

@@ -15,6 +15,7 @@
 
 pub mod answer_loop;
 mod assemble;
+pub mod constrained;
 mod driver;
 mod engine;
 mod error;

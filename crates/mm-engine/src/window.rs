@@ -84,9 +84,13 @@ impl Window {
     }
 }
 
+/// What a server said of a model: its window, and whether its template
+/// renders tools (`None`: not said).
+type Found = (Window, Option<bool>);
+
 /// Answers already had in this process, by provider, address and model.
-fn cache() -> &'static Mutex<HashMap<String, Window>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Window>>> = OnceLock::new();
+fn cache() -> &'static Mutex<HashMap<String, Found>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Found>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
@@ -149,11 +153,16 @@ impl Inner {
         }
     }
 
-    async fn ask_window(&self) -> Result<Window, Miss> {
+    /// The window, and whether the template renders tools when an answer
+    /// on the way said so.
+    async fn ask_window(&self, tools: &mut Option<bool>) -> Result<Window, Miss> {
         let mut miss = Miss::Unreachable;
         for probe in self.provider.window_probes() {
             match self.probe_json(&probe, PROBE_TIMEOUT).await {
                 Ok(json) => {
+                    if tools.is_none() {
+                        *tools = self.provider.renders_tools(probe.label, &json);
+                    }
                     if let Some(tokens) = (probe.read)(&json, &self.model) {
                         return Ok(Window {
                             tokens,
@@ -193,11 +202,13 @@ impl Engine {
             return inner.window.clone();
         }
         let key = cache_key(inner);
-        if let Some(w) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        if let Some((w, _)) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
             return w;
         }
         let known = Window::initial(None, inner.provider.known_window());
-        let found = match tokio::time::timeout(DISCOVERY_BOUND, inner.ask_window()).await {
+        let mut tools = None;
+        let asked = tokio::time::timeout(DISCOVERY_BOUND, inner.ask_window(&mut tools)).await;
+        let found = match asked {
             Ok(Ok(w)) => Some(w),
             Ok(Err(Miss::Answered)) => Some(known.clone()),
             Ok(Err(Miss::Unreachable)) | Err(_) => None,
@@ -205,7 +216,7 @@ impl Engine {
         match found {
             Some(w) => {
                 if let Ok(mut c) = cache().lock() {
-                    c.insert(key, w.clone());
+                    c.insert(key, (w.clone(), tools));
                 }
                 w
             }
@@ -217,8 +228,23 @@ impl Engine {
     /// server's overflow answer named it), so other sessions start with it.
     pub fn remember_window(&self, window: &Window) {
         if let Ok(mut c) = cache().lock() {
-            c.insert(cache_key(&self.inner), window.clone());
+            let entry = c
+                .entry(cache_key(&self.inner))
+                .or_insert_with(|| (window.clone(), None));
+            entry.0 = window.clone();
         }
+    }
+
+    /// Whether the server said the model's chat template renders tool
+    /// declarations and calls (llama.cpp `/props`
+    /// `chat_template_caps.supports_tools`, Ollama `/api/show`
+    /// `capabilities`), once [`Engine::discover_window`] asked; `None`
+    /// when it did not say or was not asked.
+    pub fn renders_tools(&self) -> Option<bool> {
+        cache()
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&cache_key(&self.inner)).and_then(|(_, t)| *t))
     }
 
     /// The server's models (`/model` without a name): Ollama's

@@ -138,6 +138,12 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn window_probes(&self) -> Vec<Probe<u64>> {
         Vec::new()
     }
+    /// From the answer to the window probe `label`: whether the server's
+    /// template for the model renders tool declarations and calls
+    /// (llama.cpp `/props`, Ollama `/api/show`); `None` when it does not say.
+    fn renders_tools(&self, _label: &str, _answer: &serde_json::Value) -> Option<bool> {
+        None
+    }
     /// The window this provider's model is known to have when its server
     /// does not say (hosted models).
     fn known_window(&self) -> Option<u64> {

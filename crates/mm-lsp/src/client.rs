@@ -17,7 +17,7 @@ use tokio::sync::Mutex;
 use crate::format::{self, Sources, WireLoc, display_path};
 use crate::server::{Conn, REQUEST_TIMEOUT, RequestError, file_url};
 use crate::text::{Spot, line_chars, lines, occurrences, utf16_of_char_col};
-use crate::{Action, DIAGNOSTICS_WAIT, Query, RENAME_NEEDS_NEW_NAME, ServerConfig};
+use crate::{Action, DIAGNOSTICS_WAIT, LspError, Query, RENAME_NEEDS_NEW_NAME, ServerConfig};
 
 /// Occurrences of a symbol tried before giving up.
 const MAX_TRIES: usize = 10;
@@ -265,17 +265,15 @@ impl Client {
         futures::future::join_all(conns.into_iter().map(Conn::shutdown)).await;
     }
 
-    /// Run one call and answer with its text; failures are texts too.
-    pub async fn call(&self, query: &Query) -> String {
+    /// Run one call: its answer, or why it failed. A rename is written
+    /// with [`Client::apply_rename`]'s plain writer; the `lsp` tool plans
+    /// and writes its renames itself.
+    pub async fn call(&self, query: &Query) -> Result<String, LspError> {
         if query.action == Action::Rename {
-            return match self.prepare_rename(query).await {
-                Ok(plan) => self.apply_rename(&plan).await,
-                Err(text) => text,
-            };
+            let plan = self.prepare_rename(query).await?;
+            return self.apply_rename(&plan).await;
         }
-        match self.navigate(query).await {
-            Ok(text) | Err(text) => text,
-        }
+        Ok(self.navigate(query).await?)
     }
 
     /// The file of a query: resolved, read, and matched with a server.
@@ -652,7 +650,11 @@ impl Client {
 
     /// Ask the server for a rename and compute the new contents, without
     /// writing anything (the preview shown before permission).
-    pub async fn prepare_rename(&self, query: &Query) -> Result<RenamePlan, String> {
+    pub async fn prepare_rename(&self, query: &Query) -> Result<RenamePlan, LspError> {
+        Ok(self.plan_rename(query).await?)
+    }
+
+    async fn plan_rename(&self, query: &Query) -> Result<RenamePlan, String> {
         let q = query.cleaned();
         if !query.new_name.trim().is_empty()
             && let Some(problem) = crate::text::new_name_problem(&query.new_name, &q.new_name)
@@ -779,25 +781,40 @@ impl Client {
         Ok(by_file)
     }
 
-    /// Write a prepared rename and tell the server the new contents. A file
+    /// Write a prepared rename with `std::fs::write` and tell the server
+    /// the new contents: for callers without a writer of their own (see
+    /// [`Client::apply_rename_with`]).
+    pub async fn apply_rename(&self, plan: &RenamePlan) -> Result<String, LspError> {
+        self.apply_rename_with(plan, |f| {
+            std::fs::write(&f.path, &f.new_text)
+                .map_err(|e| LspError::Write(format!("[lsp: could not write {}: {e}]", f.display)))
+        })
+        .await
+    }
+
+    /// Write a prepared rename with `write` (the caller's writer: the `lsp`
+    /// tool's is atomic, keeps each file's mode and asks the sandbox), then
+    /// tell the server the new contents and answer `renamed to …`. A file
     /// that changed on disk since the plan is not written
-    /// (docs/design.md#preview-before-permission), and then nothing is.
-    pub async fn apply_rename(&self, plan: &RenamePlan) -> String {
+    /// (docs/design.md#preview-before-permission), and then nothing is; a
+    /// write that fails stops there.
+    pub async fn apply_rename_with(
+        &self,
+        plan: &RenamePlan,
+        mut write: impl FnMut(&RenameFile) -> Result<(), LspError>,
+    ) -> Result<String, LspError> {
         for f in &plan.files {
             match std::fs::read_to_string(&f.path) {
                 Ok(now) if now == f.old_text => {}
                 _ => {
-                    return format!(
-                        "{} changed on disk since it was read; read it again",
-                        f.display
-                    );
+                    return Err(LspError::ChangedOnDisk {
+                        display: f.display.clone(),
+                    });
                 }
             }
         }
         for f in &plan.files {
-            if let Err(e) = std::fs::write(&f.path, &f.new_text) {
-                return format!("[lsp: could not write {}: {e}]", f.display);
-            }
+            write(f)?;
         }
         {
             let mut conns = self.conns.lock().await;
@@ -835,6 +852,6 @@ impl Client {
         for f in &plan.files {
             out.push_str(&format!("\n{}: {} edit(s)", f.display, f.edits));
         }
-        out
+        Ok(out)
     }
 }

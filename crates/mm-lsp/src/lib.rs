@@ -6,8 +6,10 @@
 //! `lsp` tool (docs/reference/tools.md).
 //!
 //! It must never know the model or the sink: front ends and the tool decide
-//! what to show; every failure here is a text for the model, never a panic
-//! or an error that ends a turn.
+//! what to show. A call answers `Ok(text)` or `Err(`[`LspError`]`)`, whose
+//! text is the model's, never a panic or an error that ends a turn. It
+//! writes no file for the tool: a rename is planned here and written by
+//! the caller's writer ([`Client::apply_rename_with`]).
 //!
 //! Built on `async-lsp` (client main loop) and `lsp-types`. Positions are
 //! 1-based characters at this crate's boundary and 0-based UTF-16 on the
@@ -18,6 +20,7 @@
 
 mod client;
 mod edit;
+mod error;
 mod format;
 mod frame;
 mod server;
@@ -27,6 +30,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use client::{Client, RenameFile, RenamePlan};
+pub use error::LspError;
 pub use text::{clean_symbol_and_name, clean_word};
 
 /// How long `diagnostics` waits for the server's publication.

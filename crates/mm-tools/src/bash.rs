@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mm_policy::{Confinement, Sandbox};
-use mm_ui::{Event, ToolKind};
+use mm_ui::{Event, ToolFamily, ToolKind};
 use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
@@ -47,12 +47,22 @@ use output::LossyDecoder;
 
 use mm_child::DeathGuard;
 
-use crate::tool::{
-    Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, parse_args, text_field,
-};
+use crate::tool::{Plan, Subject, Tool, ToolContext, ToolOutput, ToolRow, ToolSpec, parse_args};
 
 /// What a refused command gives the model.
 pub const REJECTED: &str = "[command rejected by the user]";
+
+/// `bash`: runs a command, shown by its command line, echoes its output,
+/// asks first.
+pub const ROW: ToolRow = ToolRow {
+    name: std::borrow::Cow::Borrowed("bash"),
+    family: ToolFamily::Command,
+    kind: ToolKind::Execute,
+    title_from: Some("command"),
+    echoes: true,
+    changes_files: true,
+    rejection: Some(REJECTED),
+};
 
 /// The last line of a command cancelled while it ran.
 pub const CANCELLED: &str = "[error: cancelled by the user]";
@@ -516,13 +526,13 @@ pub fn signal_name(sig: i32) -> String {
 }
 
 impl Tool for Bash {
-    fn family(&self) -> mm_ui::ToolFamily {
-        mm_ui::ToolFamily::Command
+    fn row(&self) -> &ToolRow {
+        &ROW
     }
 
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "bash".to_string(),
+            name: ROW.name.to_string(),
             description: format!(
                 "Run a shell command with `bash -c` in the working directory (stdin closed). \
                  stdout and stderr come back merged; long output keeps its head and tail. \
@@ -540,15 +550,6 @@ impl Tool for Bash {
         }
     }
 
-    /// The command line, kind `execute`.
-    fn describe(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Described {
-        Described {
-            title: text_field(args, "command").unwrap_or("bash").to_string(),
-            kind: ToolKind::Execute,
-            locations: Vec::new(),
-        }
-    }
-
     /// The command line.
     fn subject(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Subject {
         match args.get("command").and_then(serde_json::Value::as_str) {
@@ -563,11 +564,8 @@ impl Tool for Bash {
         _ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Plan, String>> {
         Box::pin(async move {
-            let args: BashArgs = parse_args("bash", args)?;
-            let mut plan = Plan::simple(args.command, ToolKind::Execute);
-            plan.rejection = Some(REJECTED);
-            plan.echo = true;
-            Ok(plan)
+            let args: BashArgs = parse_args(&ROW.name, args)?;
+            Ok(ROW.plan(args.command))
         })
     }
 
@@ -578,7 +576,7 @@ impl Tool for Bash {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            match parse_args::<BashArgs>("bash", args) {
+            match parse_args::<BashArgs>(&ROW.name, args) {
                 Ok(args) => self.run_command(&args.command, ctx).await,
                 Err(text) => ToolOutput::fail(text),
             }

@@ -30,7 +30,7 @@ pub use write::WriteFile;
 
 use std::path::{Component, Path, PathBuf};
 
-use mm_ui::{FileChange, ToolKind};
+use mm_ui::FileChange;
 use serde::de::DeserializeOwned;
 
 use crate::tool::{
@@ -159,13 +159,13 @@ fn path_subject(args: &serde_json::Value, ctx: &ToolContext) -> Subject {
 }
 
 /// How a file tool's call is shown: the path as the model gave it (the
-/// tool's name without one), `kind`, and the absolute path as location.
+/// tool's name without one), the row's kind, and the absolute path as location.
 fn describe_path(
-    tool: &str,
-    kind: mm_ui::ToolKind,
+    row: &crate::tool::ToolRow,
     args: &serde_json::Value,
     ctx: &ToolContext,
 ) -> Described {
+    let kind = row.kind;
     match text_field(args, "path") {
         Some(path) => Described {
             title: path.to_string(),
@@ -173,11 +173,37 @@ fn describe_path(
             locations: vec![absolute(&ctx.cwd, path).display().to_string()],
         },
         None => Described {
-            title: tool.to_string(),
+            title: row.name.to_string(),
             kind,
             locations: Vec::new(),
         },
     }
+}
+
+/// Replace the text file at `path` (symlinks followed) from `before` to
+/// `after` with the writer of `write_file` and `edit_file`: only where the
+/// sandbox lets a command write, not when it changed since `before` was
+/// read, atomically (in place for a file with hard links), its mode and
+/// owner kept. `shown` is the path as messages give it. For the other
+/// tools that change files (an `lsp` rename).
+pub(crate) fn rewrite(
+    ctx: &ToolContext,
+    path: &Path,
+    before: &str,
+    after: &str,
+    shown: &str,
+) -> Result<(), String> {
+    ctx.permissions.sandbox().may_write(&ctx.cwd, path)?;
+    let target =
+        mm_policy::sandbox::real_path(&ctx.cwd, path).map_err(|e| io_failure("read", shown, &e))?;
+    let pending = Pending {
+        target,
+        before: Some(before.as_bytes().to_vec()),
+        after: disk::Content::Whole(after.to_string()),
+        kept: None,
+        output: String::new(),
+    };
+    disk::commit(pending, shown).map(drop)
 }
 
 /// The change of a file over [`PREVIEW_LIMIT`]: the diff and a line count,
@@ -226,11 +252,11 @@ pub(crate) enum Outcome {
     Write { pending: Pending, shown: String },
 }
 
-/// The plan of a write: kind Edit, permission asked only when something
+/// The plan of a write: the row's kind (edit), permission asked only when something
 /// will be written; the outcome travels to `run` in the state. A write a
 /// link takes out of the working directory names its target in the title
 /// and as location, so the user sees it before allowing it.
-fn write_plan(title: String, prepared: Prepared) -> Plan {
+fn write_plan(row: &crate::tool::ToolRow, title: String, prepared: Prepared) -> Plan {
     let writes = matches!(prepared.outcome, Outcome::Write { .. });
     let (title, location) = match &prepared.away {
         Some(real) => (format!("{title} → {}", real.display()), real),
@@ -238,11 +264,10 @@ fn write_plan(title: String, prepared: Prepared) -> Plan {
     };
     Plan {
         title,
-        kind: ToolKind::Edit,
+        kind: row.kind,
         locations: vec![location.display().to_string()],
         change: prepared.change,
-        rejection: writes.then_some(REJECTED),
-        echo: false,
+        rejection: row.rejection.filter(|_| writes),
         state: Some(Planned::Write(prepared.outcome)),
     }
 }

@@ -9,30 +9,43 @@
 //! The tool is declared only when at least one configured server is on the
 //! PATH; the warnings for the others go to the front end.
 //!
-//! Status: `mm-lsp` answers with text only, and writes every failure as
-//! `[lsp: …]`; a rename succeeded when it
-//! answers `renamed to …`. That is the one place this tool reads its text.
+//! Status: `mm-lsp` answers `Ok(text)` or `Err(LspError)`, whose text the
+//! model gets; no text is read to guess it. A rename's files are written
+//! by the writer of `write_file` (atomic, mode kept, the sandbox asked
+//! again per file), not by mm-lsp.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mm_config::LspServer;
-use mm_lsp::{Action, Client, Query, RenamePlan, ServerConfig};
+use mm_lsp::{Action, Client, LspError, Query, RenamePlan, ServerConfig};
 use mm_ui::{FileChange, ToolKind};
 use serde::{Deserialize, Deserializer};
 
 use crate::files::PREVIEW_LIMIT;
 use crate::lenient;
 use crate::tool::{
-    Described, Plan, Prepared, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args,
-    parse_args, text_field,
+    Described, Plan, Prepared, Subject, Tool, ToolContext, ToolOutput, ToolRow, ToolSpec,
+    invalid_args, parse_args, text_field,
 };
 
 const NAME: &str = "lsp";
 
 /// What a refused rename gives the model.
 pub const REJECTED: &str = "[rename rejected by the user]";
+
+/// `lsp`: reads (a rename edits and asks), echoes the server's answer like
+/// a command's output.
+pub const ROW: ToolRow = ToolRow {
+    name: std::borrow::Cow::Borrowed(NAME),
+    family: mm_ui::ToolFamily::Lsp,
+    kind: ToolKind::Read,
+    title_from: None,
+    echoes: true,
+    changes_files: true,
+    rejection: Some(REJECTED),
+};
 
 /// The `lsp` tool of one session (one project root).
 pub struct Lsp {
@@ -147,14 +160,12 @@ fn preview(plan: &RenamePlan) -> Option<FileChange> {
     })
 }
 
-/// How a call's text says it failed (see the module doc).
-fn outcome(text: String, rename: bool) -> ToolOutput {
-    let failed = if rename {
-        !text.starts_with("renamed to ")
-    } else {
-        text.starts_with("[lsp: ")
-    };
-    ToolOutput { text, failed }
+/// What the model gets of an answer: the text, failed when it is an error.
+fn outcome(answer: Result<String, LspError>) -> ToolOutput {
+    match answer {
+        Ok(text) => ToolOutput::ok(text),
+        Err(e) => ToolOutput::fail(e.to_string()),
+    }
 }
 
 fn absolute(root: &Path, path: &str) -> String {
@@ -167,8 +178,8 @@ fn absolute(root: &Path, path: &str) -> String {
 }
 
 impl Tool for Lsp {
-    fn family(&self) -> mm_ui::ToolFamily {
-        mm_ui::ToolFamily::Lsp
+    fn row(&self) -> &ToolRow {
+        &ROW
     }
 
     fn spec(&self) -> ToolSpec {
@@ -236,11 +247,7 @@ impl Tool for Lsp {
         };
         Described {
             title,
-            kind: if rename {
-                ToolKind::Edit
-            } else {
-                ToolKind::Read
-            },
+            kind: if rename { ToolKind::Edit } else { ROW.kind },
             locations: text_field(args, "path")
                 .map(|p| vec![absolute(&ctx.cwd, p.trim())])
                 .unwrap_or_default(),
@@ -257,15 +264,15 @@ impl Tool for Lsp {
             let title = q.title();
             let location = absolute(&ctx.cwd, &q.path);
             if q.action != Action::Rename {
-                let mut plan = Plan::simple(title, ToolKind::Read);
+                // Navigation only reads: no permission asked.
+                let mut plan = Plan::simple(title, ROW.kind);
                 plan.locations = vec![location];
-                plan.echo = true;
                 return Ok(plan);
             }
             // A cancel ends the wait for the server at once; dropping the
             // call kills a server that was still starting, with its group.
             let rename = tokio::select! {
-                rename = self.client.prepare_rename(&q) => rename?,
+                rename = self.client.prepare_rename(&q) => rename.map_err(|e| e.to_string())?,
                 _ = ctx.cancel.cancelled() => return Err(crate::bash::CANCELLED.to_string()),
             };
             let sandbox = ctx.permissions.sandbox();
@@ -281,8 +288,7 @@ impl Tool for Lsp {
                     .map(|f| f.path.display().to_string())
                     .collect(),
                 change: preview(&rename),
-                rejection: Some(REJECTED),
-                echo: true,
+                rejection: ROW.rejection,
                 state: Some(Prepared::Rename(rename)),
             })
         })
@@ -297,13 +303,16 @@ impl Tool for Lsp {
         Box::pin(async move {
             // Not cancellable: the files are written, then the server told.
             if let Some(Prepared::Rename(rename)) = plan.state {
-                return outcome(self.client.apply_rename(&rename).await, true);
+                let write = |f: &mm_lsp::RenameFile| {
+                    crate::files::rewrite(ctx, &f.path, &f.old_text, &f.new_text, &f.display)
+                        .map_err(LspError::Write)
+                };
+                return outcome(self.client.apply_rename_with(&rename, write).await);
             }
             match query(args) {
                 Ok(q) => {
-                    let rename = q.action == Action::Rename;
                     tokio::select! {
-                        text = self.client.call(&q) => outcome(text, rename),
+                        answer = self.client.call(&q) => outcome(answer),
                         _ = ctx.cancel.cancelled() => ToolOutput::fail(crate::bash::CANCELLED),
                     }
                 }

@@ -19,10 +19,36 @@ use mm_mcp::{Hub, ServerSpec, ToolDef, TransportSpec};
 use mm_ui::ToolKind;
 use serde_json::{Value, json};
 
-use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolSpec, parse_args};
+use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolRow, ToolSpec, parse_args};
 
 /// What the model gets when the user refuses an MCP call.
 pub const REJECTED: &str = "[tool call rejected by the user]";
+/// A server's tool `name`: it may do anything, so it asks like `bash` and
+/// its output is echoed like a command's, live and on replay.
+fn row(name: String) -> ToolRow {
+    ToolRow {
+        name: std::borrow::Cow::Owned(name),
+        family: mm_ui::ToolFamily::Mcp,
+        kind: ToolKind::Other,
+        title_from: None,
+        echoes: true,
+        changes_files: true,
+        rejection: Some(REJECTED),
+    }
+}
+
+/// `mcp`, the lazy mode's tool: lists tools, asks nothing, echoes nothing.
+/// It changes no file itself but counts as one that may (as before rows).
+pub const LAZY_ROW: ToolRow = ToolRow {
+    name: std::borrow::Cow::Borrowed(LAZY_TOOL),
+    family: mm_ui::ToolFamily::Mcp,
+    kind: ToolKind::Read,
+    title_from: None,
+    echoes: false,
+    changes_files: true,
+    rejection: None,
+};
+
 /// Declarations of MCP tools together larger than this make `mcp.lazy:
 /// auto` declare them behind the one `mcp` tool.
 pub const LAZY_ABOVE: usize = 4096;
@@ -180,6 +206,7 @@ impl Catalog {
             .map(|entry| {
                 Box::new(McpTool {
                     catalog: self.clone(),
+                    row: row(entry.name.clone()),
                     entry,
                 }) as Box<dyn Tool>
             })
@@ -307,6 +334,7 @@ fn args_summary(args: &Value) -> String {
 /// One tool of one server.
 struct McpTool {
     catalog: Arc<Catalog>,
+    row: ToolRow,
     entry: Entry,
 }
 
@@ -322,8 +350,8 @@ impl McpTool {
 }
 
 impl Tool for McpTool {
-    fn family(&self) -> mm_ui::ToolFamily {
-        mm_ui::ToolFamily::Mcp
+    fn row(&self) -> &ToolRow {
+        &self.row
     }
 
     fn spec(&self) -> ToolSpec {
@@ -333,7 +361,7 @@ impl Tool for McpTool {
     fn describe(&self, args: &Value, _ctx: &ToolContext) -> Described {
         Described {
             title: self.title(args),
-            kind: ToolKind::Other,
+            kind: self.row.kind,
             locations: Vec::new(),
         }
     }
@@ -343,13 +371,7 @@ impl Tool for McpTool {
         args: &'a Value,
         _ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let mut plan = Plan::simple(self.title(args), ToolKind::Other);
-            // A server can do anything: it asks like bash.
-            plan.rejection = Some(REJECTED);
-            plan.echo = true;
-            Ok(plan)
-        })
+        Box::pin(async move { Ok(self.row.plan(self.title(args))) })
     }
 
     fn run<'a>(
@@ -520,8 +542,8 @@ struct LazyTool {
 }
 
 impl Tool for LazyTool {
-    fn family(&self) -> mm_ui::ToolFamily {
-        mm_ui::ToolFamily::Mcp
+    fn row(&self) -> &ToolRow {
+        &LAZY_ROW
     }
 
     fn spec(&self) -> ToolSpec {
@@ -550,7 +572,7 @@ impl Tool for LazyTool {
         let title = lazy_title(args);
         Described {
             title,
-            kind: ToolKind::Read,
+            kind: LAZY_ROW.kind,
             locations: Vec::new(),
         }
     }
@@ -562,7 +584,7 @@ impl Tool for LazyTool {
     ) -> BoxFuture<'a, Result<Plan, String>> {
         Box::pin(async move {
             let _: LazyArgs = parse_args(LAZY_TOOL, args)?;
-            Ok(Plan::simple(lazy_title(args), ToolKind::Read))
+            Ok(LAZY_ROW.plan(lazy_title(args)))
         })
     }
 

@@ -7,7 +7,6 @@
 use std::path::PathBuf;
 
 use futures::future::BoxFuture;
-use mm_ui::ToolKind;
 use serde::Deserialize;
 
 use crate::output::fit;
@@ -17,6 +16,17 @@ use crate::tool::{
 use mm_redact::redacted;
 
 const NAME: &str = "read_skill";
+
+/// `read_skill`: what the tool is, for every consumer.
+pub const ROW: crate::tool::ToolRow = crate::tool::ToolRow {
+    name: std::borrow::Cow::Borrowed(NAME),
+    family: mm_ui::ToolFamily::Skill,
+    kind: mm_ui::ToolKind::Read,
+    title_from: Some("name"),
+    echoes: false,
+    changes_files: false,
+    rejection: None,
+};
 
 /// The sentence before the catalogue in the tool's description.
 pub const DESCRIPTION: &str = "Read a skill: a markdown procedure for a kind of task. When a \
@@ -76,8 +86,8 @@ struct Args {
 }
 
 impl Tool for ReadSkill {
-    fn family(&self) -> mm_ui::ToolFamily {
-        mm_ui::ToolFamily::Skill
+    fn row(&self) -> &crate::tool::ToolRow {
+        &ROW
     }
 
     fn spec(&self) -> ToolSpec {
@@ -94,10 +104,6 @@ impl Tool for ReadSkill {
         }
     }
 
-    fn may_change_files(&self) -> bool {
-        false
-    }
-
     /// `📖 read_skill: <name>` with the base name that is looked up, kind
     /// `read`.
     fn describe(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Described {
@@ -107,7 +113,7 @@ impl Tool for ReadSkill {
                 .filter(|n| !n.is_empty())
                 .unwrap_or(NAME)
                 .to_string(),
-            kind: ToolKind::Read,
+            kind: ROW.kind,
             locations: Vec::new(),
         }
     }
@@ -119,7 +125,7 @@ impl Tool for ReadSkill {
     ) -> BoxFuture<'a, Result<Plan, String>> {
         Box::pin(async move {
             let skill = self.find(args)?;
-            Ok(Plan::simple(skill.name, ToolKind::Read))
+            Ok(ROW.plan(skill.name))
         })
     }
 

@@ -2,6 +2,7 @@
 //! call runs in. The [`crate::Toolbox`] drives a call through its steps:
 //! parse → plan (preview, no side effect) → permission → run → detector.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -19,6 +20,57 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: serde_json::Value,
+}
+
+/// What a tool is, said once: every consumer (the toolbox live and on
+/// replay, the agent's checkpoints and counters, the front ends through
+/// [`mm_ui::ToolInfo`]) reads these facts here and none decides them again
+/// by the tool's name or family. A built-in tool keeps its row in a
+/// `const` next to its code (helix's `TypableCommand` row); an MCP tool
+/// builds one with the name the server gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRow {
+    /// The name the model calls the tool by (`bash`, `read_file` …).
+    pub name: Cow<'static, str>,
+    /// What its calls count as and how front ends mark them.
+    pub family: ToolFamily,
+    /// The ACP kind of its calls (a plan may say otherwise for one call:
+    /// an `lsp` rename edits).
+    pub kind: ToolKind,
+    /// The argument whose text is a call's title (`command`, `path`); the
+    /// tool's name when it is `None` or the call lacks it.
+    pub title_from: Option<&'static str>,
+    /// Whether a terminal shows the head of a call's output under it
+    /// (`previewLines`), live and on replay alike.
+    pub echoes: bool,
+    /// Whether a call may change files (the agent takes a checkpoint of the
+    /// project before the first such call of a turn, for `/undo`); false
+    /// only for tools that just read.
+    pub changes_files: bool,
+    /// What the model gets when the user refuses a call that asked
+    /// (docs/design.md#rejection-texts); `None` for a tool that never asks
+    /// by itself (a rule making it ask gives the toolbox's
+    /// `[call rejected by the user]`).
+    pub rejection: Option<&'static str>,
+}
+
+impl ToolRow {
+    /// The title of a call with arguments `args`: its
+    /// [`title_from`](ToolRow::title_from) argument, or the tool's name.
+    pub fn title(&self, args: &serde_json::Value) -> String {
+        self.title_from
+            .and_then(|key| text_field(args, key))
+            .unwrap_or(&self.name)
+            .to_string()
+    }
+
+    /// A call of this tool with that title, the row's kind, no location or
+    /// state, asking permission when the row has a refusal text.
+    pub fn plan(&self, title: impl Into<String>) -> Plan {
+        let mut plan = Plan::simple(title, self.kind);
+        plan.rejection = self.rejection;
+        plan
+    }
 }
 
 /// Whether tools that change things ask first when no rule speaks
@@ -130,11 +182,9 @@ pub struct Plan {
     /// For edits, the change to show while asking.
     pub change: Option<FileChange>,
     /// `Some(text)` when the call needs permission; `text` is what the model
-    /// gets when the user refuses (docs/design.md#rejection-texts).
+    /// gets when the user refuses: the row's
+    /// [`rejection`](ToolRow::rejection) (docs/design.md#rejection-texts).
     pub rejection: Option<&'static str>,
-    /// Whether the terminal echoes the first `previewLines` of the output
-    /// (bash, lsp).
-    pub echo: bool,
     /// What the tool prepared while planning, for `run` to carry out.
     pub(crate) state: Option<Prepared>,
 }
@@ -155,7 +205,6 @@ impl Plan {
             locations: Vec::new(),
             change: None,
             rejection: None,
-            echo: false,
             state: None,
         }
     }
@@ -238,34 +287,26 @@ impl Described {
 /// returns `Err(text)` for a call that must not run (bad arguments, missing
 /// file); `run` always returns a [`ToolOutput`] and says whether it failed.
 pub trait Tool: Send + Sync {
-    /// The tool's name, description and argument schema, as declared to the
-    /// model.
+    /// What the tool is: name, family, kind, echo, whether it changes
+    /// files, its refusal text. Adding a tool is its module and one
+    /// registration; nothing above decides by the tool's name.
+    fn row(&self) -> &ToolRow;
+
+    /// The tool's description and argument schema, as declared to the
+    /// model, under the row's name.
     fn spec(&self) -> ToolSpec;
-
-    /// The tool's family: what its calls count as and how front ends show
-    /// them. Adding a tool is this module and one registration; nothing
-    /// above decides by the tool's name.
-    fn family(&self) -> ToolFamily {
-        ToolFamily::Other
-    }
-
-    /// Whether a call may change files (the agent takes a checkpoint of the
-    /// project before the first such call of a turn, for `/undo`). True
-    /// unless the tool only reads: a tool mm cannot see into may change
-    /// anything.
-    fn may_change_files(&self) -> bool {
-        true
-    }
 
     /// Title, kind and locations of a call from its raw arguments (which
     /// may be incomplete or not even an object), so that a call refused
     /// before it has a plan is still shown as what it is. The default is
-    /// the tool's name, kind `Other`, no location.
+    /// the row's: its title argument (or the tool's name), its kind, no
+    /// location.
     fn describe(&self, args: &serde_json::Value, ctx: &ToolContext) -> Described {
-        let _ = (args, ctx);
+        let _ = ctx;
+        let row = self.row();
         Described {
-            title: self.spec().name,
-            kind: ToolKind::Other,
+            title: row.title(args),
+            kind: row.kind,
             locations: Vec::new(),
         }
     }

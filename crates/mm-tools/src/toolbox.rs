@@ -53,7 +53,7 @@ use serde_json::Value;
 
 use crate::output::fit;
 use crate::tool::{
-    Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolSpec, invalid_args,
+    Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolRow, ToolSpec, invalid_args,
 };
 use mm_redact::redact;
 
@@ -184,7 +184,10 @@ impl Toolbox {
     /// A toolbox of `tools`, each known by the name its spec gives, with a
     /// fresh loop detector.
     pub fn new(tools: Vec<Box<dyn Tool>>, settings: ToolboxSettings) -> Toolbox {
-        let tools = tools.into_iter().map(|t| (t.spec().name, t)).collect();
+        let tools = tools
+            .into_iter()
+            .map(|t| (t.row().name.to_string(), t))
+            .collect();
         Toolbox {
             tools,
             settings,
@@ -196,7 +199,7 @@ impl Toolbox {
     /// that finished starting). A name already taken is skipped.
     pub fn add(&mut self, tools: Vec<Box<dyn Tool>>) {
         for tool in tools {
-            let name = tool.spec().name;
+            let name = tool.row().name.to_string();
             if !self.tools.iter().any(|(n, _)| *n == name) {
                 self.tools.push((name, tool));
             }
@@ -221,20 +224,30 @@ impl Toolbox {
         self.tools.iter().map(|(n, _)| n.clone()).collect()
     }
 
-    /// The family of tool `name`; `Other` for a name no tool has.
-    pub fn family(&self, name: &str) -> ToolFamily {
+    /// The row of tool `name`, if it is one: what every consumer reads of
+    /// a tool.
+    pub fn row(&self, name: &str) -> Option<&ToolRow> {
         self.tools
             .iter()
             .find(|(n, _)| n == name)
-            .map_or(ToolFamily::Other, |(_, t)| t.family())
+            .map(|(_, t)| t.row())
+    }
+
+    /// The family of tool `name`; `Other` for a name no tool has.
+    pub fn family(&self, name: &str) -> ToolFamily {
+        self.row(name).map_or(ToolFamily::Other, |r| r.family)
     }
 
     /// Whether a call of `name` may change files; false for a name no
     /// tool has (such a call does not run).
     pub fn may_change_files(&self, name: &str) -> bool {
-        self.tools
-            .iter()
-            .any(|(n, t)| n == name && t.may_change_files())
+        self.row(name).is_some_and(|r| r.changes_files)
+    }
+
+    /// Whether a terminal echoes the output of a call of `name`; false for
+    /// a name no tool has.
+    fn echoes(&self, name: &str) -> bool {
+        self.row(name).is_some_and(|r| r.echoes)
     }
 
     /// `/new`: forget the repeats seen so far (`/compact` does not).
@@ -278,6 +291,7 @@ impl Toolbox {
                         id: call_id.to_string(),
                         tool: name.to_string(),
                         family: self.family(name),
+                        echoes: self.echoes(name),
                         title: shown.title,
                         kind: shown.kind,
                         input,
@@ -293,7 +307,8 @@ impl Toolbox {
         let info = self.redacted(ToolInfo {
             id: call_id.to_string(),
             tool: name.to_string(),
-            family: tool.family(),
+            family: tool.row().family,
+            echoes: tool.row().echoes,
             title: plan.title.clone(),
             kind: plan.kind,
             input,
@@ -302,7 +317,7 @@ impl Toolbox {
         });
         ctx.sink.event(Event::ToolStart { info: info.clone() });
         // From the redacted change: no key value reaches a preview.
-        let echo = self.echo(plan.echo, info.change.as_ref());
+        let echo = self.echo(info.echoes, info.change.as_ref());
         match self.consent(&info, &subject, plan.rejection, ctx).await {
             Consent::Go => {}
             Consent::Refused(text) => {
@@ -482,13 +497,14 @@ impl Toolbox {
         ctx: &ToolContext,
     ) {
         let input = parse_arguments(arguments).unwrap_or_else(|_| Value::String(arguments.into()));
-        let family = self.family(name);
+        let echoes = self.echoes(name);
         let shown = self.describe(name, &input, ctx);
         ctx.sink.event(Event::ToolStart {
             info: self.redacted(ToolInfo {
                 id: call_id.to_string(),
                 tool: name.to_string(),
-                family,
+                family: self.family(name),
+                echoes,
                 title: shown.title,
                 kind: shown.kind,
                 input,
@@ -497,7 +513,6 @@ impl Toolbox {
             }),
         });
         let (output, failed) = result.unwrap_or(("", true));
-        let echoes = matches!(family, ToolFamily::Command | ToolFamily::Lsp);
         ctx.sink.event(Event::ToolEnd {
             id: call_id.to_string(),
             tool: name.to_string(),
@@ -516,7 +531,7 @@ impl Toolbox {
     }
 
     /// What a terminal shows under the call once it ended: the head of the
-    /// output (bash, lsp), or the diff of an edit folded to `previewLines`
+    /// output (when the tool's row echoes), or the diff of an edit folded to `previewLines`
     /// (docs/design.md#repl-diff-display), computed before the plan goes to
     /// `run`.
     fn echo(&self, output: bool, change: Option<&FileChange>) -> Echo {

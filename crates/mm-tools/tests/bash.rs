@@ -442,7 +442,7 @@ async fn plan_and_spec() {
     assert_eq!(plan.title, "ls -la");
     assert_eq!(plan.kind, ToolKind::Execute);
     assert_eq!(plan.rejection, Some("[command rejected by the user]"));
-    assert!(plan.echo);
+    assert!(b.row().echoes);
 
     let bad = b.plan(&json!({}), &c).await.err().unwrap();
     assert_eq!(

@@ -354,7 +354,7 @@ async fn a_file_changed_after_the_preview_is_not_written() {
         .unwrap();
     assert_eq!(plan.kind, ToolKind::Edit);
     assert_eq!(plan.rejection, Some("[rename rejected by the user]"));
-    assert!(plan.echo);
+    assert!(lsp.row().echoes);
 
     let edited = GREET_C.replace("return times;", "return times + 1;");
     std::fs::write(env.root().join("greet.c"), &edited).unwrap();
@@ -398,4 +398,32 @@ async fn a_file_changed_after_the_preview_is_not_written() {
 fn skip_note(text: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// A rename is written by the file tools' writer, not by mm-lsp: each file
+/// is replaced atomically (a new inode; a reader never sees half a file)
+/// and keeps its mode.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_is_written_atomically_and_keeps_each_mode() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !have_clangd("a_rename_is_written_atomically_and_keeps_each_mode") {
+        return;
+    }
+    let env = Env::new(PermissionMode::Allow, &[]);
+    let header = env.root().join("greet.h");
+    std::fs::set_permissions(&header, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let before = std::fs::metadata(&header).unwrap();
+    let tb = env.toolbox();
+    let args =
+        json!({"action": "rename", "path": "greet.c", "symbol": "greet", "new_name": "salute"});
+    let out = env.call(&tb, "r1", args).await;
+    assert!(out.starts_with("renamed to salute: 3 edit(s)"), "{out}");
+    assert_eq!(env.read("greet.h"), "int salute(int times);\n");
+    let after = std::fs::metadata(&header).unwrap();
+    assert_eq!(after.mode() & 0o7777, 0o640, "the mode is kept");
+    assert_ne!(
+        after.ino(),
+        before.ino(),
+        "replaced by a rename, not rewritten"
+    );
 }

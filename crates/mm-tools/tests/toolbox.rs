@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use mm_tools::bash::{Bash, ProcessRegistry};
 use mm_tools::toolbox::{CallOutcome, Toolbox, ToolboxSettings};
 use mm_tools::{
-    PermissionMode, Permissions, Plan, Tool, ToolContext, ToolOutput, ToolSpec, parse_args,
+    PermissionMode, Permissions, Plan, Tool, ToolContext, ToolOutput, ToolRow, ToolSpec, parse_args,
 };
 use mm_ui::{Decision, Event, Sink, ToolInfo, ToolKind, ToolStatus};
 use serde_json::json;
@@ -70,6 +70,25 @@ impl Sink for TestSink {
 struct Fixed {
     name: &'static str,
     needs_permission: bool,
+    row: ToolRow,
+}
+
+impl Fixed {
+    fn new(name: &'static str, needs_permission: bool) -> Fixed {
+        Fixed {
+            name,
+            needs_permission,
+            row: ToolRow {
+                name: name.into(),
+                family: mm_ui::ToolFamily::Other,
+                kind: ToolKind::Other,
+                title_from: None,
+                echoes: false,
+                changes_files: true,
+                rejection: needs_permission.then_some("[edit rejected by the user]"),
+            },
+        }
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -78,6 +97,9 @@ struct FixedArgs {
 }
 
 impl Tool for Fixed {
+    fn row(&self) -> &ToolRow {
+        &self.row
+    }
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name.to_string(),
@@ -147,14 +169,8 @@ fn setup(mode: PermissionMode, answers: &[Decision], secrets: &[&str]) -> Setup 
     let bash = Bash::with_registry(settings, ProcessRegistry::new());
     let tools: Vec<Box<dyn Tool>> = vec![
         Box::new(bash),
-        Box::new(Fixed {
-            name: "zeta",
-            needs_permission: false,
-        }),
-        Box::new(Fixed {
-            name: "alpha",
-            needs_permission: true,
-        }),
+        Box::new(Fixed::new("zeta", false)),
+        Box::new(Fixed::new("alpha", true)),
     ];
     let toolbox = Toolbox::new(
         tools,
@@ -621,10 +637,7 @@ async fn a_panicking_tool_is_text() {
 #[tokio::test]
 async fn outputs_are_capped_at_max_output() {
     let dir = TempDir::new();
-    let tools: Vec<Box<dyn Tool>> = vec![Box::new(Fixed {
-        name: "zeta",
-        needs_permission: false,
-    })];
+    let tools: Vec<Box<dyn Tool>> = vec![Box::new(Fixed::new("zeta", false))];
     let toolbox = Toolbox::new(
         tools,
         ToolboxSettings {
@@ -852,4 +865,54 @@ async fn bash_output_streams_to_the_sink_redacted() {
     assert!(!joined.contains("sk-live"), "{joined}");
     assert!(joined.contains("key [redacted] in two reads"), "{joined}");
     assert!(out.starts_with(&joined), "{joined:?} / {out:?}");
+}
+
+/// The echo is the tool's row's, decided once: a server's tool (family
+/// `mcp`) that echoes shows the same preview live and when the session is
+/// replayed (the replay once decided by family and showed none).
+#[tokio::test]
+async fn a_replayed_call_echoes_what_it_echoed_live() {
+    let dir = TempDir::new();
+    let mut server = Fixed::new("mcp__srv__tool", false);
+    server.row.family = mm_ui::ToolFamily::Mcp;
+    server.row.echoes = true;
+    let toolbox = Toolbox::new(
+        vec![Box::new(server)],
+        ToolboxSettings {
+            preview_lines: 2,
+            secrets: Vec::new(),
+        },
+    );
+    let sink = TestSink::answering(&[]);
+    let ctx = ToolContext {
+        cwd: dir.path().to_path_buf(),
+        sink: sink.clone(),
+        cancel: CancellationToken::new(),
+        permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
+        max_output: 30_000,
+        call_id: String::new(),
+    };
+    let args = r#"{"text": "a\nb\nc\nd"}"#;
+    let live = toolbox.call("c1", "mcp__srv__tool", args, &ctx).await;
+    toolbox.replay(
+        "c1",
+        "mcp__srv__tool",
+        args,
+        Some((live.output(), live.failed())),
+        &ctx,
+    );
+    let ends: Vec<(Vec<String>, bool)> = sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ToolEnd { preview, .. } => Some((preview, false)),
+            Event::ToolStart { info } => Some((Vec::new(), info.echoes)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends.len(), 4, "{ends:?}");
+    assert_eq!(ends[0], (Vec::new(), true), "the live start says it echoes");
+    assert_eq!(ends[2], (Vec::new(), true), "the replayed start too");
+    assert_eq!(ends[1].0, ["echo:a", "b", "… 2 more lines"]);
+    assert_eq!(ends[1].0, ends[3].0, "live and replay echo alike");
 }

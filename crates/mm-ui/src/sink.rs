@@ -74,6 +74,11 @@ pub struct ToolInfo {
     pub tool: String,
     /// The tool's family: how a front end counts and shows the call.
     pub family: ToolFamily,
+    /// Whether a terminal shows the head of the output under the call (the
+    /// tool's row says it; `ToolEnd`'s `preview` then holds those lines).
+    /// Not in the JSON events: their `preview` says it already.
+    #[serde(skip)]
+    pub echoes: bool,
     /// What to show: the command line, `path`, `definition main.go greet` …
     pub title: String,
     /// What kind of call it is, as an editor shows it.

@@ -29,6 +29,10 @@ pub struct ProviderSettings {
     /// (`--output-schema`): the request is the final answer, sent as the
     /// provider's structured output, and asks for no tool call.
     pub output_schema: Option<serde_json::Value>,
+    /// `output_schema` holds the calls-or-answer schema of
+    /// `constrainedCalls`: the tools stay declared (the prompt is the one
+    /// an unconstrained request renders) and thinking is switched off.
+    pub constrained_calls: bool,
 }
 
 impl std::fmt::Debug for ProviderSettings {
@@ -44,6 +48,7 @@ impl std::fmt::Debug for ProviderSettings {
             .field("cache_control", &self.cache_control)
             .field("cache_key", &self.cache_key)
             .field("output_schema", &self.output_schema.is_some())
+            .field("constrained_calls", &self.constrained_calls)
             .finish()
     }
 }
@@ -95,6 +100,10 @@ pub struct ProviderSpec {
     /// (Ollama keeps the end and answers 200): a prompt that fills the
     /// window may have lost its start.
     pub truncates_silently: bool,
+    /// The server can hold a reply to a JSON Schema and may need to for
+    /// tool calls (`constrainedCalls`): local servers. Hosted APIs call
+    /// tools natively.
+    pub constrained_calls: bool,
 }
 
 /// The registry table: one row per provider.
@@ -107,6 +116,7 @@ pub static REGISTRY: &[ProviderSpec] = &[
         host_var: Some(("OLLAMA_HOST", ollama_host_url)),
         build: |s| Box::new(ollama::Ollama::new(s)),
         prompt_cache_key: false,
+        constrained_calls: true,
         truncates_silently: true,
     },
     ProviderSpec {
@@ -117,6 +127,7 @@ pub static REGISTRY: &[ProviderSpec] = &[
         host_var: None,
         build: |s| Box::new(openai::OpenAi::new("openai", s)),
         prompt_cache_key: true,
+        constrained_calls: false,
         truncates_silently: false,
     },
     ProviderSpec {
@@ -127,6 +138,7 @@ pub static REGISTRY: &[ProviderSpec] = &[
         host_var: None,
         build: |s| Box::new(openai::OpenAi::new("openai-compatible", s)),
         prompt_cache_key: false,
+        constrained_calls: true,
         truncates_silently: false,
     },
     ProviderSpec {
@@ -137,6 +149,7 @@ pub static REGISTRY: &[ProviderSpec] = &[
         host_var: None,
         build: |s| Box::new(anthropic::Anthropic::new(s)),
         prompt_cache_key: false,
+        constrained_calls: false,
         truncates_silently: false,
     },
     ProviderSpec {
@@ -147,6 +160,7 @@ pub static REGISTRY: &[ProviderSpec] = &[
         host_var: None,
         build: |s| Box::new(gemini::Gemini::new(s)),
         prompt_cache_key: false,
+        constrained_calls: false,
         truncates_silently: false,
     },
 ];

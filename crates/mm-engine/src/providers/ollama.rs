@@ -90,12 +90,20 @@ impl Provider for Ollama {
             "options": {"num_ctx": s.context_window, "num_predict": s.max_tokens},
         });
         // A structured answer constrains the whole output: no tool call.
+        // Constrained calls keep the tools declared: the prompt is the one
+        // an unconstrained request renders.
         if let Some(schema) = &s.output_schema {
             body["format"] = schema.clone();
-        } else if !tools.is_empty() {
+        }
+        if !tools.is_empty() && (s.output_schema.is_none() || s.constrained_calls) {
             body["tools"] = Value::Array(tools_json(tools));
         }
-        if let Some(think) = self.think() {
+        if s.constrained_calls {
+            // A grammar from the first token leaves no room for reasoning.
+            if s.thinking != Thinking::Off {
+                body["think"] = json!(false);
+            }
+        } else if let Some(think) = self.think() {
             body["think"] = think;
         }
         WireRequest {
@@ -146,6 +154,14 @@ impl Provider for Ollama {
             ),
             read: read_show,
         }]
+    }
+
+    fn renders_tools(&self, label: &str, answer: &Value) -> Option<bool> {
+        if label != "/api/show" {
+            return None;
+        }
+        let caps = answer.get("capabilities")?.as_array()?;
+        Some(caps.iter().any(|c| c.as_str() == Some("tools")))
     }
 
     fn models_probe(&self) -> Option<Probe<Vec<ModelEntry>>> {
@@ -303,6 +319,7 @@ mod tests {
             cache_control: true,
             cache_key: None,
             output_schema: None,
+            constrained_calls: false,
         })
     }
 

@@ -81,6 +81,12 @@ pub(crate) fn read_props(v: &Value, _model: &str) -> Option<u64> {
         .or_else(|| window_field(v.get("n_ctx")))
 }
 
+/// llama.cpp's `/props`: whether the model's chat template renders tool
+/// declarations and calls (`chat_template_caps.supports_tools`).
+pub(crate) fn read_tool_caps(v: &Value) -> Option<bool> {
+    v.pointer("/chat_template_caps/supports_tools")?.as_bool()
+}
+
 /// The window fields an OpenAI-shaped model entry may carry: vLLM
 /// `max_model_len`, OpenRouter `context_length`, Groq `context_window`,
 /// llama.cpp `meta.n_ctx` (its `n_ctx_train` is only an upper bound),
@@ -208,14 +214,26 @@ impl Provider for OpenAi {
         } else {
             body["max_completion_tokens"] = json!(s.max_tokens);
         }
-        if let Some(e) = effort(s.thinking) {
+        if s.constrained_calls {
+            // A grammar from the first token leaves no room for reasoning.
+            if s.thinking != Thinking::Off {
+                body["chat_template_kwargs"] = json!({"enable_thinking": false});
+            }
+        } else if let Some(e) = effort(s.thinking) {
             body["reasoning_effort"] = json!(e);
         }
         // Set only where the registry row says the server takes it.
         if let Some(k) = &s.cache_key {
             body["prompt_cache_key"] = json!(k);
         }
-        if let Some(schema) = &s.output_schema {
+        if let Some(schema) = &s.output_schema
+            && s.constrained_calls
+        {
+            // The tools stay declared: the prompt is the one an
+            // unconstrained request renders, so the server's cache serves it.
+            body["response_format"] = json!({"type": "json_schema",
+                "json_schema": {"name": "call", "schema": schema, "strict": true}});
+        } else if let Some(schema) = &s.output_schema {
             body["response_format"] = json!({"type": "json_schema",
                 "json_schema": {"name": "answer", "schema": schema}});
             if !tools.is_empty() {
@@ -304,6 +322,13 @@ impl Provider for OpenAi {
                 read_lmstudio_window,
             ),
         ]
+    }
+
+    fn renders_tools(&self, _label: &str, answer: &Value) -> Option<bool> {
+        if !self.compatible() {
+            return None;
+        }
+        read_tool_caps(answer)
     }
 
     fn known_window(&self) -> Option<u64> {
@@ -522,6 +547,7 @@ mod tests {
                 cache_control: true,
                 cache_key: None,
                 output_schema: None,
+                constrained_calls: false,
             },
         )
     }

@@ -93,7 +93,7 @@ impl Project {
     }
 }
 
-/// One call, bounded.
+/// One call, bounded: its answer, or the text of its failure.
 pub async fn call(client: &Client, q: Query) -> String {
     tokio::time::timeout(CALL_LIMIT, client.call(&q))
         .await
@@ -103,6 +103,7 @@ pub async fn call(client: &Client, q: Query) -> String {
                 q.title()
             )
         })
+        .unwrap_or_else(|e| e.to_string())
 }
 
 /// True while a process with this id exists (and is not a zombie).

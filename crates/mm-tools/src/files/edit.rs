@@ -19,6 +19,17 @@ use crate::tool::{
 
 const NAME: &str = "edit_file";
 
+/// `edit_file`: what the tool is, for every consumer.
+pub const ROW: crate::tool::ToolRow = crate::tool::ToolRow {
+    name: std::borrow::Cow::Borrowed(NAME),
+    family: mm_ui::ToolFamily::File,
+    kind: mm_ui::ToolKind::Edit,
+    title_from: Some("path"),
+    echoes: false,
+    changes_files: true,
+    rejection: Some(super::REJECTED),
+};
+
 /// The `edit_file` tool. Asks permission before writing, kind `edit`.
 #[derive(Debug, Default)]
 pub struct EditFile;
@@ -136,8 +147,8 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
 }
 
 impl Tool for EditFile {
-    fn family(&self) -> mm_ui::ToolFamily {
-        mm_ui::ToolFamily::File
+    fn row(&self) -> &crate::tool::ToolRow {
+        &ROW
     }
 
     fn spec(&self) -> ToolSpec {
@@ -174,7 +185,7 @@ impl Tool for EditFile {
 
     /// The path, kind `edit`, the absolute path as location.
     fn describe(&self, args: &serde_json::Value, ctx: &ToolContext) -> Described {
-        describe_path(NAME, mm_ui::ToolKind::Edit, args, ctx)
+        describe_path(&ROW, args, ctx)
     }
 
     /// The path.
@@ -195,7 +206,7 @@ impl Tool for EditFile {
             let title = a.path.clone();
             let cwd = ctx.cwd.clone();
             let prepared = blocking(move || prepare(&cwd, a)).await?;
-            Ok(write_plan(title, prepared))
+            Ok(write_plan(&ROW, title, prepared))
         })
     }
 

@@ -13,7 +13,6 @@ use std::fs;
 use std::io::{self, BufRead};
 
 use futures::future::BoxFuture;
-use mm_ui::ToolKind;
 use serde::{Deserialize, Deserializer};
 
 use super::disk::{NotRegular, open_regular, special_kind};
@@ -28,6 +27,17 @@ use crate::tool::{
 use mm_redact::redacted;
 
 const NAME: &str = "read_file";
+
+/// `read_file`: what the tool is, for every consumer.
+pub const ROW: crate::tool::ToolRow = crate::tool::ToolRow {
+    name: std::borrow::Cow::Borrowed(NAME),
+    family: mm_ui::ToolFamily::File,
+    kind: mm_ui::ToolKind::Read,
+    title_from: Some("path"),
+    echoes: false,
+    changes_files: false,
+    rejection: None,
+};
 
 /// Who refuses a file that is not regular.
 const READS: &str = "read_file reads";
@@ -82,8 +92,8 @@ impl Args {
 }
 
 impl Tool for ReadFile {
-    fn family(&self) -> mm_ui::ToolFamily {
-        mm_ui::ToolFamily::File
+    fn row(&self) -> &crate::tool::ToolRow {
+        &ROW
     }
 
     fn spec(&self) -> ToolSpec {
@@ -107,13 +117,9 @@ impl Tool for ReadFile {
         }
     }
 
-    fn may_change_files(&self) -> bool {
-        false
-    }
-
     /// The path, kind `read`, the absolute path as location.
     fn describe(&self, args: &serde_json::Value, ctx: &ToolContext) -> Described {
-        describe_path(NAME, ToolKind::Read, args, ctx)
+        describe_path(&ROW, args, ctx)
     }
 
     /// The path.
@@ -139,7 +145,7 @@ impl Tool for ReadFile {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing(&a.path)),
                 Err(e) => return Err(io_failure("read", &a.path, &e)),
             }
-            let mut plan = Plan::simple(a.path, ToolKind::Read);
+            let mut plan = ROW.plan(a.path);
             plan.locations = vec![abs.display().to_string()];
             Ok(plan)
         })

@@ -1,0 +1,379 @@
+//! Calls the server enforces (`constrainedCalls`): a reply constrained to
+//! a JSON value that is exactly one declared call or an answer, and that
+//! value turned back into a native call or the answer's text.
+//!
+//! A small model whose chat template has no tool-call format describes a
+//! command instead of calling it; a local server (llama.cpp, LM Studio,
+//! vLLM, Ollama) can hold its output to a JSON Schema, so the model has
+//! to pick a call or say it answers. The request is the same as an
+//! unconstrained one (same messages, same tool declarations, so the
+//! server's prompt cache serves it) plus the schema, and thinking off: a
+//! grammar from the first token leaves no room for reasoning.
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::assemble::make_call_id;
+use crate::engine::{Engine, Generation};
+use crate::error::GenerateError;
+use crate::types::{Message, StreamEvent, ToolCall, ToolDecl};
+
+/// The schema of a constrained reply: `oneOf` a branch per declared tool
+/// (`{"name": <its name>, "arguments": <its parameters>}`) and an
+/// `{"answer": "<text>"}` branch.
+pub fn calls_schema(tools: &[ToolDecl]) -> Value {
+    let mut branches: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"const": t.name},
+                    "arguments": t.parameters,
+                },
+                "required": ["name", "arguments"],
+            })
+        })
+        .collect();
+    branches.push(json!({
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+    }));
+    json!({"oneOf": branches})
+}
+
+/// The reply a constrained value stands for: a native call of a declared
+/// tool (with a fresh id), or the answer's text. A reply that already
+/// holds calls (a server that parsed the value itself), or whose text is
+/// not such a value (cut off by `maxTokens`), is left as it is.
+pub fn to_reply(message: Message, tools: &[ToolDecl]) -> Message {
+    let Message::Assistant {
+        content,
+        reasoning,
+        tool_calls,
+    } = message
+    else {
+        return message;
+    };
+    if !tool_calls.is_empty() {
+        return Message::Assistant {
+            content,
+            reasoning,
+            tool_calls,
+        };
+    }
+    let value = serde_json::from_str::<Map<String, Value>>(content.trim()).ok();
+    let call = value.as_ref().and_then(|v| {
+        let name = v.get("name")?.as_str()?;
+        let arguments = v.get("arguments").filter(|a| a.is_object())?;
+        tools.iter().any(|t| t.name == name).then(|| ToolCall {
+            id: make_call_id(),
+            name: name.to_owned(),
+            arguments: arguments.to_string(),
+        })
+    });
+    if let Some(call) = call {
+        return Message::Assistant {
+            content: String::new(),
+            reasoning,
+            tool_calls: vec![call],
+        };
+    }
+    match value.as_ref().and_then(|v| v.get("answer")?.as_str()) {
+        Some(answer) => Message::Assistant {
+            content: answer.to_owned(),
+            reasoning,
+            tool_calls,
+        },
+        None => Message::Assistant {
+            content,
+            reasoning,
+            tool_calls,
+        },
+    }
+}
+
+/// Reads the text of a constrained reply as it streams and gives back the
+/// characters of its top-level `answer` string as they are decoded, so an
+/// answer is shown while it arrives. A call's value gives nothing.
+#[derive(Debug, Default)]
+pub struct AnswerStream {
+    /// Object and array nesting; the value itself is depth 1.
+    depth: usize,
+    in_string: bool,
+    escape: bool,
+    /// The hex digits of a `\u` escape read so far.
+    unicode: Option<String>,
+    /// A high surrogate waiting for its low half.
+    high: Option<u16>,
+    /// At depth 1, a key comes next (after `{` or `,`), not a value.
+    expect_key: bool,
+    /// The string being read is a key at depth 1.
+    key: Option<String>,
+    /// The last key at depth 1 was `answer` and its value is next.
+    answer_next: bool,
+    /// The string being read is the answer.
+    in_answer: bool,
+    /// Everything fed so far.
+    pub raw: String,
+    /// The answer decoded so far.
+    pub answer: String,
+}
+
+impl AnswerStream {
+    /// Read `text`; returns the answer characters it completed.
+    pub fn feed(&mut self, text: &str) -> String {
+        self.raw.push_str(text);
+        let mut out = String::new();
+        for c in text.chars() {
+            if self.in_string {
+                self.string_char(c, &mut out);
+                continue;
+            }
+            match c {
+                '{' | '[' => {
+                    self.depth += 1;
+                    self.expect_key = self.depth == 1;
+                    self.answer_next = false;
+                }
+                ',' => {
+                    self.expect_key = self.depth == 1;
+                    self.answer_next = false;
+                }
+                ':' => {
+                    if self.depth == 1 {
+                        self.expect_key = false;
+                    }
+                }
+                '}' | ']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    self.answer_next = false;
+                }
+                '"' => {
+                    self.in_string = true;
+                    if self.answer_next {
+                        self.in_answer = true;
+                        self.answer_next = false;
+                    } else if self.depth == 1 && self.expect_key {
+                        self.key = Some(String::new());
+                    }
+                }
+                ' ' | '\n' | '\r' | '\t' => {}
+                _ => self.answer_next = false,
+            }
+        }
+        self.answer.push_str(&out);
+        out
+    }
+
+    fn string_char(&mut self, c: char, out: &mut String) {
+        if let Some(hex) = &mut self.unicode {
+            hex.push(c);
+            if hex.len() == 4 {
+                let unit = u16::from_str_radix(hex, 16).unwrap_or(0xFFFD);
+                self.unicode = None;
+                self.push_unit(unit, out);
+            }
+            return;
+        }
+        if self.escape {
+            self.escape = false;
+            let decoded = match c {
+                'n' => '\n',
+                't' => '\t',
+                'r' => '\r',
+                'b' => '\u{8}',
+                'f' => '\u{c}',
+                'u' => {
+                    self.unicode = Some(String::new());
+                    return;
+                }
+                other => other,
+            };
+            self.push_char(decoded, out);
+            return;
+        }
+        match c {
+            '\\' => self.escape = true,
+            '"' => {
+                self.in_string = false;
+                self.in_answer = false;
+                if let Some(key) = self.key.take() {
+                    self.answer_next = key == "answer";
+                }
+            }
+            other => self.push_char(other, out),
+        }
+    }
+
+    fn push_unit(&mut self, unit: u16, out: &mut String) {
+        if (0xD800..0xDC00).contains(&unit) {
+            self.high = Some(unit);
+            return;
+        }
+        let c = match self.high.take() {
+            Some(high) if (0xDC00..0xE000).contains(&unit) => char::from_u32(
+                0x10000 + ((u32::from(high) - 0xD800) << 10) + (u32::from(unit) - 0xDC00),
+            ),
+            _ => char::from_u32(u32::from(unit)),
+        };
+        self.push_char(c.unwrap_or('\u{FFFD}'), out);
+    }
+
+    fn push_char(&mut self, c: char, out: &mut String) {
+        if self.in_answer {
+            out.push(c);
+        } else if let Some(key) = &mut self.key {
+            key.push(c);
+        }
+    }
+}
+
+impl Engine {
+    /// Whether this provider's server can be asked to constrain a reply to
+    /// a declared call or an answer (`openai-compatible`, `ollama`).
+    pub fn can_constrain_calls(&self) -> bool {
+        self.inner.spec.constrained_calls
+    }
+
+    /// This engine for a constrained reply: its requests carry
+    /// [`calls_schema`] of `tools` as the provider's structured output,
+    /// with thinking off, and its text is not searched for text-form calls.
+    pub fn with_constrained_calls(&self, tools: &[ToolDecl]) -> Engine {
+        let mut settings = self.inner.settings.clone();
+        settings.output_schema = Some(calls_schema(tools));
+        settings.constrained_calls = true;
+        self.rebuilt_with(settings, self.inner.window.clone(), false)
+    }
+
+    /// One constrained request ([`Engine::with_constrained_calls`]): the
+    /// answer branch's text streams to `on_event` as it is decoded; the
+    /// value comes back as a native call or the answer ([`to_reply`]).
+    pub async fn generate_calls(
+        &self,
+        messages: &[Message],
+        tools: &[ToolDecl],
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Generation, GenerateError> {
+        let engine = self.with_constrained_calls(tools);
+        let mut stream = AnswerStream::default();
+        let result = {
+            let mut inner = |event: StreamEvent| match event {
+                StreamEvent::Text(text) => {
+                    let shown = stream.feed(&text);
+                    if !shown.is_empty() {
+                        on_event(StreamEvent::Text(shown));
+                    }
+                }
+                other => on_event(other),
+            };
+            engine.generate(messages, tools, &mut inner, cancel).await
+        };
+        match result {
+            Ok(mut g) => {
+                g.message = to_reply(g.message, tools);
+                if let Message::Assistant {
+                    content,
+                    tool_calls,
+                    ..
+                } = &g.message
+                    && tool_calls.is_empty()
+                    && stream.answer.is_empty()
+                    && !content.is_empty()
+                {
+                    // Not a value of the schema (cut short): shown as written.
+                    on_event(StreamEvent::Text(content.clone()));
+                }
+                Ok(g)
+            }
+            Err(mut e) => {
+                // What was shown of the answer is what is kept.
+                if let Some(Message::Assistant { content, .. }) = &mut e.partial {
+                    content.clone_from(&stream.answer);
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decls() -> Vec<ToolDecl> {
+        vec![ToolDecl {
+            name: "bash".into(),
+            description: "run".into(),
+            parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+        }]
+    }
+
+    #[test]
+    fn the_schema_has_a_branch_per_tool_and_an_answer() {
+        let s = calls_schema(&decls());
+        let branches = s["oneOf"].as_array().unwrap();
+        assert_eq!(branches.len(), 2);
+        assert_eq!(branches[0]["properties"]["name"]["const"], "bash");
+        assert_eq!(
+            branches[0]["properties"]["arguments"]["properties"]["command"]["type"],
+            "string"
+        );
+        assert_eq!(branches[1]["required"], json!(["answer"]));
+    }
+
+    #[test]
+    fn a_value_becomes_a_call_or_the_answer() {
+        let m = to_reply(
+            Message::assistant(r#" {"name":"bash","arguments":{"command":"ls"}} "#),
+            &decls(),
+        );
+        let Message::Assistant {
+            content,
+            tool_calls,
+            ..
+        } = m
+        else {
+            panic!()
+        };
+        assert_eq!(content, "");
+        assert_eq!(tool_calls[0].name, "bash");
+        assert_eq!(tool_calls[0].arguments, r#"{"command":"ls"}"#);
+        assert!(tool_calls[0].id.starts_with("call_"));
+        assert_eq!(
+            to_reply(Message::assistant(r#"{"answer":"hi \"you\""}"#), &decls()),
+            Message::assistant("hi \"you\"")
+        );
+        // An undeclared tool, or text that is no value, stays as written.
+        for text in [r#"{"name":"rm","arguments":{}}"#, r#"{"answer":"cut"#] {
+            assert_eq!(
+                to_reply(Message::assistant(text), &decls()),
+                Message::assistant(text)
+            );
+        }
+    }
+
+    #[test]
+    fn the_answer_streams_as_it_is_decoded() {
+        let text = r#"{ "answer" : "a\"b\n\u00e9\ud83d\ude00 {x}", "k": "no" }"#;
+        for piece in [1, 2, 3, 7, 100] {
+            let mut s = AnswerStream::default();
+            let chars: Vec<char> = text.chars().collect();
+            let mut got = String::new();
+            for chunk in chars.chunks(piece) {
+                got.push_str(&s.feed(&chunk.iter().collect::<String>()));
+            }
+            assert_eq!(got, "a\"b\né😀 {x}", "{piece}");
+        }
+        // A call shows nothing, even with an `answer` key in its
+        // arguments or `answer` as a value.
+        for call in [
+            r#"{"name":"bash","arguments":{"answer":"x","command":"ls"}}"#,
+            r#"{"name":"answer","arguments":{"command":"ls"}}"#,
+        ] {
+            assert_eq!(AnswerStream::default().feed(call), "", "{call}");
+        }
+    }
+}
