@@ -5,10 +5,11 @@
 //! unless mm constrains the reply. With `constrainedCalls: always`, ten
 //! seeded runs (the server's `--seed`, default sampling) each end in a
 //! declared tool call that runs or an answer, never prose standing for a
-//! call, and some of them call (none does without the constraint).
-//! Whether a 135M model calls or answers, and which tool it picks, is the
-//! model's business; the mechanism is mm's. Measured on b11669: seeds 1-10
-//! call 4 times, seeds 11-20 5 times (the answers are the model's noise).
+//! call, and at least half of them call (none does without the
+//! constraint). Which tool a 135M model picks is the model's business; the
+//! mechanism is mm's. Measured on b11669: seeds 1-10 call 10 times since
+//! the answer branch must hold text (4 times before, when an empty answer
+//! was the model's easy way out).
 //!
 //! Locally it skips, loudly, when `.ci/install-llama` has not run; in CI
 //! it is required.
@@ -106,5 +107,5 @@ fn constrained_calls_make_a_small_model_act() {
         .filter(|e| matches!(e, Ended::Called(_)))
         .count();
     eprintln!("{calls} of 10 seeded runs called a tool");
-    assert!(calls >= 1, "{calls} of 10 called: {ends:?}");
+    assert!(calls >= 5, "{calls} of 10 called: {ends:?}");
 }

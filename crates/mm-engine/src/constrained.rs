@@ -20,7 +20,7 @@ use crate::types::{Message, StreamEvent, ToolCall, ToolDecl};
 
 /// The schema of a constrained reply: `oneOf` a branch per declared tool
 /// (`{"name": <its name>, "arguments": <its parameters>}`) and an
-/// `{"answer": "<text>"}` branch.
+/// `{"answer": "<text>"}` branch whose text is not empty.
 pub fn calls_schema(tools: &[ToolDecl]) -> Value {
     let mut branches: Vec<Value> = tools
         .iter()
@@ -37,7 +37,9 @@ pub fn calls_schema(tools: &[ToolDecl]) -> Value {
         .collect();
     branches.push(json!({
         "type": "object",
-        "properties": {"answer": {"type": "string"}},
+        // An empty answer is neither an act nor an answer: a small model
+        // took it once in ten seeded runs, so the grammar asks for text.
+        "properties": {"answer": {"type": "string", "minLength": 1}},
         "required": ["answer"],
     }));
     json!({"oneOf": branches})
