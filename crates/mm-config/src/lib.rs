@@ -18,12 +18,14 @@ pub mod print;
 pub mod provider;
 pub mod ranges;
 pub mod settings;
+pub mod table;
 
 #[cfg(feature = "cli")]
 pub use cli::{DemoFlag, SessionFlags, SettingsFlags, TerminalFlags};
 pub use dirs::{BaseDirs, config_dir, data_dir, state_dir};
 pub use error::ConfigError;
-pub use load::{KEYS, Loaded, Origin, Overrides, PROJECT_KEYS, Sources, check_file_text, load};
+pub use load::{Loaded, Origin, Overrides, Sources, check_file_text, load};
 pub use print::{KeyInForce, Resolved, WindowInForce, mask_url};
-pub use ranges::{RANGES, Range};
+pub use ranges::Range;
 pub use settings::*;
+pub use table::{SETTINGS, Setting, project_may_set, setting};

@@ -17,6 +17,7 @@ use crate::provider::Layer;
 use crate::settings::{
     Config, McpServer, PermissionSetting, SandboxSetting, Thinking, mcp_server_name_problem,
 };
+use crate::table::{SETTINGS, project_may_set};
 
 /// Where a value came from, as `--print-config` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,7 +153,7 @@ impl Sources {
 pub struct Loaded {
     /// The settings, every layer merged and checked.
     pub config: Config,
-    /// Every key of [`KEYS`], in that order.
+    /// Every key of [`SETTINGS`], in that order.
     origins: Vec<(&'static str, Origin)>,
 }
 
@@ -162,82 +163,11 @@ impl Loaded {
         self.origins.iter().find(|(k, _)| *k == key).map(|(_, o)| o)
     }
 
-    /// Every key with its origin, in [`KEYS`] order.
+    /// Every key with its origin, in [`SETTINGS`] order.
     pub fn origins(&self) -> impl Iterator<Item = (&'static str, &Origin)> {
         self.origins.iter().map(|(k, o)| (*k, o))
     }
 }
-
-/// Every key, camelCase and dotted, in the order of the table in
-/// docs/reference/settings.md (a test checks it against the fields of
-/// `Config`).
-pub const KEYS: &[&str] = &[
-    "model",
-    "baseURL",
-    "apiKeyEnv",
-    "contextWindow",
-    "maxTokens",
-    "thinking",
-    "showThinking",
-    "watchdog",
-    "retries",
-    "textToolCalls",
-    "constrainedCalls",
-    "cacheControl",
-    "maxRetryWait",
-    "maxTurns",
-    "bashTool",
-    "bashTimeout",
-    "editTools",
-    "maxOutput",
-    "previewLines",
-    "skillsDir",
-    "permissions.default",
-    "permissions.allow",
-    "permissions.ask",
-    "permissions.deny",
-    "acp.permissions",
-    "sessions.enabled",
-    "sessions.dir",
-    "checkpoints.enabled",
-    "checkpoints.keep",
-    "checkpoints.dir",
-    "compact.threshold",
-    "compact.keepRecent",
-    "lsp.servers",
-    "instructions",
-    "sandbox",
-    "sandboxNetwork",
-    "mcpServers",
-    "mcp.startTimeout",
-    "mcp.toolTimeout",
-    "mcp.lazy",
-];
-
-/// The top-level keys a project file may set
-/// (docs/design.md#untrusted-project-file). Every other known key is
-/// refused there, so a new setting is refused until listed.
-pub const PROJECT_KEYS: &[&str] = &[
-    "model",
-    "contextWindow",
-    "maxTokens",
-    "thinking",
-    "showThinking",
-    "watchdog",
-    "retries",
-    "textToolCalls",
-    "constrainedCalls",
-    "cacheControl",
-    "maxRetryWait",
-    "maxTurns",
-    "bashTool",
-    "editTools",
-    "maxOutput",
-    "previewLines",
-    "bashTimeout",
-    "compact",
-    "instructions",
-];
 
 /// Loads the settings from `sources`; the first bad input is the error.
 pub fn load(sources: &Sources) -> Result<Loaded, ConfigError> {
@@ -308,9 +238,10 @@ pub fn load(sources: &Sources) -> Result<Loaded, ConfigError> {
     config.checkpoints.dir = dirs.expand_tilde(&config.checkpoints.dir);
     config.user_dir = defaults.user_dir.clone();
 
-    let origins = KEYS
+    let origins = SETTINGS
         .iter()
-        .map(|key| {
+        .map(|row| {
+            let key = &row.key;
             // A mapping merges across layers; name the last one that set it.
             let origin = if *key == "mcpServers" {
                 layers
@@ -448,7 +379,8 @@ fn bad(at: &Origin, key: &str, problem: String) -> ConfigError {
     }
 }
 
-/// The untrusted project file may set only [`PROJECT_KEYS`]; unknown keys
+/// The untrusted project file may set only what [`project_may_set`]
+/// allows; unknown keys
 /// are left for the type check, which names them as unknown.
 fn check_project_keys(
     project: &Layer,
@@ -456,7 +388,7 @@ fn check_project_keys(
     user_file: &str,
 ) -> Result<(), ConfigError> {
     for (key, value) in &project.dict {
-        if PROJECT_KEYS.contains(&key.as_str()) || !defaults.dict.contains_key(key) {
+        if project_may_set(key) || !defaults.dict.contains_key(key) {
             continue;
         }
         let key = match value {
@@ -640,64 +572,6 @@ fn escapes(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn keys_list_every_setting() {
-        fn leaves(prefix: &str, v: &serde_json::Value, out: &mut Vec<String>) {
-            match v {
-                // An empty mapping (no MCP server) is one setting.
-                serde_json::Value::Object(map) if map.is_empty() => out.push(prefix.to_owned()),
-                serde_json::Value::Object(map) => {
-                    for (k, v) in map {
-                        let key = if prefix.is_empty() {
-                            k.clone()
-                        } else {
-                            format!("{prefix}.{k}")
-                        };
-                        leaves(&key, v, out);
-                    }
-                }
-                _ => out.push(prefix.to_owned()),
-            }
-        }
-        let mut found = Vec::new();
-        leaves(
-            "",
-            &serde_json::to_value(Config::default()).unwrap(),
-            &mut found,
-        );
-        found.sort();
-        let mut listed: Vec<String> = KEYS.iter().map(|k| (*k).to_owned()).collect();
-        listed.sort();
-        assert_eq!(found, listed);
-    }
-
-    #[test]
-    fn project_keys_are_known_and_safe_ones_only() {
-        let top: Vec<String> = match serde_json::to_value(Config::default()).unwrap() {
-            serde_json::Value::Object(m) => m.keys().cloned().collect(),
-            _ => panic!("not an object"),
-        };
-        for key in PROJECT_KEYS {
-            assert!(top.iter().any(|t| t == key), "{key} is not a setting");
-        }
-        for forbidden in [
-            "baseURL",
-            "apiKeyEnv",
-            "lsp",
-            "permissions",
-            "acp",
-            "skillsDir",
-            "sessions",
-            "sandbox",
-            "sandboxNetwork",
-            "mcpServers",
-            "mcp",
-            "checkpoints",
-        ] {
-            assert!(!PROJECT_KEYS.contains(&forbidden));
-        }
-    }
 
     #[test]
     fn escaping_paths() {

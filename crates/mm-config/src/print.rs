@@ -4,7 +4,7 @@
 //! and MCP `env` and `headers` show their names only.
 
 use crate::load::Loaded;
-use crate::settings::Config;
+use crate::table::setting;
 
 /// The window in force under `contextWindow: auto`, and where it came
 /// from (`server /props`, `known model`...), for `--print-config`.
@@ -51,11 +51,9 @@ impl Loaded {
         let rows: Vec<(&str, String, String)> = self
             .origins()
             .map(|(key, origin)| {
-                (
-                    key,
-                    value_text(&self.config, key, resolved),
-                    origin.to_string(),
-                )
+                let value =
+                    setting(key).map_or_else(String::new, |s| (s.show)(&self.config, resolved));
+                (key, value, origin.to_string())
             })
             .collect();
         let width = rows.iter().map(|(k, _, _)| k.len()).max().unwrap_or(0);
@@ -65,157 +63,6 @@ impl Loaded {
         }
         out
     }
-}
-
-fn value_text(c: &Config, key: &str, resolved: &Resolved) -> String {
-    let window = resolved.window.as_ref();
-    let list = |items: &[String]| {
-        if items.is_empty() {
-            "(none)".to_owned()
-        } else {
-            items.join(", ")
-        }
-    };
-    match key {
-        "model" => c.model.clone(),
-        "baseURL" => c
-            .base_url
-            .as_deref()
-            .map_or_else(|| "(the provider's default)".to_owned(), mask_url),
-        "apiKeyEnv" => match (&resolved.key, &c.api_key_env) {
-            (
-                Some(KeyInForce {
-                    var: Some(var),
-                    set,
-                }),
-                _,
-            ) => {
-                format!("{var} ({})", if *set { "set" } else { "not set" })
-            }
-            (Some(KeyInForce { var: None, .. }), _) => {
-                "(none: this provider takes no key)".to_owned()
-            }
-            (None, Some(var)) => var.clone(),
-            (None, None) => "(the provider's)".to_owned(),
-        },
-        "contextWindow" => match (c.context_window.fixed(), window) {
-            (Some(n), _) => n.to_string(),
-            (None, Some(w)) => format!("auto: {} ({})", w.tokens, w.source),
-            (None, None) => "auto".to_owned(),
-        },
-        "maxTokens" => c.max_tokens.to_string(),
-        "thinking" => c.thinking.to_string(),
-        "showThinking" => c.show_thinking.to_string(),
-        "watchdog" => c.watchdog.to_string(),
-        "retries" => c.retries.to_string(),
-        "textToolCalls" => c.text_tool_calls.to_string(),
-        "constrainedCalls" => c.constrained_calls.to_string(),
-        "cacheControl" => c.cache_control.to_string(),
-        "maxRetryWait" => c.max_retry_wait.to_string(),
-        "maxTurns" => c.max_turns.to_string(),
-        "bashTool" => c.bash_tool.to_string(),
-        "bashTimeout" => c.bash_timeout.to_string(),
-        "editTools" => c.edit_tools.to_string(),
-        "maxOutput" => c.max_output.to_string(),
-        "previewLines" => c.preview_lines.to_string(),
-        "skillsDir" => c.skills_dir.display().to_string(),
-        "permissions.default" => c.permissions.default.to_string(),
-        "permissions.allow" => list(&c.permissions.allow),
-        "permissions.ask" => list(&c.permissions.ask),
-        "permissions.deny" => list(&c.permissions.deny),
-        "acp.permissions" => c.acp.permissions.to_string(),
-        "sessions.enabled" => c.sessions.enabled.to_string(),
-        "sessions.dir" => c.sessions.dir.display().to_string(),
-        "checkpoints.enabled" => c.checkpoints.enabled.to_string(),
-        "checkpoints.keep" => c.checkpoints.keep.to_string(),
-        "checkpoints.dir" => c.checkpoints.dir.display().to_string(),
-        "compact.threshold" => c.compact.threshold.to_string(),
-        "compact.keepRecent" => {
-            let in_force = c
-                .context_window
-                .fixed()
-                .or(window.map(|w| w.tokens))
-                .unwrap_or(crate::settings::FALLBACK_WINDOW);
-            let used = c.keep_recent_tokens(in_force);
-            if used < c.compact.keep_recent {
-                format!(
-                    "{} (capped at {used}, a quarter of contextWindow)",
-                    c.compact.keep_recent
-                )
-            } else {
-                used.to_string()
-            }
-        }
-        "lsp.servers" => {
-            let servers: Vec<String> = c
-                .lsp
-                .servers
-                .iter()
-                .map(|s| {
-                    let mut line = if s.name == s.command {
-                        s.command.clone()
-                    } else {
-                        format!("{}: {}", s.name, s.command)
-                    };
-                    for arg in &s.args {
-                        line.push(' ');
-                        line.push_str(arg);
-                    }
-                    format!("{line} ({})", s.extensions.join(" "))
-                })
-                .collect();
-            if servers.is_empty() {
-                "(none)".to_owned()
-            } else {
-                servers.join("; ")
-            }
-        }
-        "instructions" => list(&c.instructions),
-        "sandbox" => c.sandbox.to_string(),
-        "sandboxNetwork" => c.sandbox_network.to_string(),
-        "mcpServers" => mcp_servers_text(c),
-        "mcp.startTimeout" => c.mcp.start_timeout.to_string(),
-        "mcp.toolTimeout" => c.mcp.tool_timeout.to_string(),
-        "mcp.lazy" => c.mcp.lazy.to_string(),
-        _ => String::new(),
-    }
-}
-
-/// `time: python3 -m mcp_server_time (env TZ); docs: http://… (headers
-/// Authorization)`: names of `env` and `headers`, never their values.
-fn mcp_servers_text(c: &Config) -> String {
-    if c.mcp_servers.is_empty() {
-        return "(none)".to_owned();
-    }
-    let names = |keys: Vec<&String>| {
-        keys.iter()
-            .map(|k| k.as_str())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    c.mcp_servers
-        .iter()
-        .map(|(name, s)| {
-            let mut line = format!("{name}: ");
-            if let Some(command) = &s.command {
-                line.push_str(command);
-                for arg in &s.args {
-                    line.push(' ');
-                    line.push_str(arg);
-                }
-                if !s.env.is_empty() {
-                    line.push_str(&format!(" (env {})", names(s.env.keys().collect())));
-                }
-            } else if let Some(url) = &s.url {
-                line.push_str(&mask_url(url));
-                if !s.headers.is_empty() {
-                    line.push_str(&format!(" (headers {})", names(s.headers.keys().collect())));
-                }
-            }
-            line
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// `url` with anything that looks like a credential replaced by `***`: the

@@ -1044,9 +1044,9 @@ fn print_lists_every_key_with_value_and_origin() {
     w.set_env("MM_MODEL", "openai/gpt-5-mini");
     w.sources.flags.permissions = Some(PermissionSetting::Ask);
     let printed = w.load().print();
-    assert_eq!(printed.lines().count(), mm_config::KEYS.len());
-    for key in mm_config::KEYS {
-        line(&printed, key);
+    assert_eq!(printed.lines().count(), mm_config::SETTINGS.len());
+    for row in mm_config::SETTINGS {
+        line(&printed, row.key);
     }
     assert_eq!(
         line(&printed, "model"),

@@ -56,9 +56,8 @@ impl std::fmt::Debug for ProviderSettings {
 /// Whether `tokens` can be a model's window: within the documented range
 /// of `contextWindow` (1 to 100,000,000).
 pub(crate) fn in_window_range(tokens: u64) -> bool {
-    mm_config::RANGES
-        .iter()
-        .find(|r| r.key == "contextWindow")
+    mm_config::setting("contextWindow")
+        .and_then(|s| s.range)
         .map_or((1..=100_000_000).contains(&tokens), |r| {
             (r.min..=r.max).contains(&tokens)
         })
