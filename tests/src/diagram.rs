@@ -18,7 +18,7 @@ pub const DRAWIO: &str = "docs/diagrams/packages.drawio";
 /// server and this test crate).
 pub fn floor(name: &str) -> Option<u8> {
     Some(match name {
-        "mm-child" | "mm-redact" => 0,
+        "mm-types" | "mm-child" | "mm-redact" => 0,
         "mm-config" | "mm-ui" | "mm-fileedit" | "mm-skills" | "mm-detector" | "mm-lsp"
         | "mm-checkpoint" | "mm-policy" | "mm-mcp" => 1,
         "mm-engine" | "mm-tools" => 2,

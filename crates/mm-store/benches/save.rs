@@ -9,8 +9,8 @@ use std::hint::black_box;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use mm_engine::{Message, ToolCall};
 use mm_store::Store;
+use mm_types::{Message, ToolCall};
 
 fn messages(n: usize) -> Vec<Message> {
     (0..n)

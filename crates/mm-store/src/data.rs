@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use mm_engine::{Message, Usage};
+use mm_types::{Message, Usage};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 

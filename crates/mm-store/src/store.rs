@@ -357,7 +357,7 @@ impl Store {
 /// The excerpt of `data` when its questions and answers hold every one
 /// of `words` (lower-cased): the first line that holds one of them.
 fn matches(data: &SessionData, words: &[String]) -> Option<String> {
-    use mm_engine::Message;
+    use mm_types::Message;
     let texts: Vec<&str> = data
         .messages
         .iter()

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mm_engine::Message;
 use mm_store::{SessionData, Store};
+use mm_types::Message;
 
 const CHILD: &str = "MM_STORE_KILL_CHILD";
 const KILLS: usize = 30;

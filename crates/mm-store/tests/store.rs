@@ -4,8 +4,8 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use mm_engine::{Message, ToolCall};
 use mm_store::{Store, StoreError, project_folder_name, title_from};
+use mm_types::{Message, ToolCall};
 
 fn mode(p: &Path) -> u32 {
     fs::metadata(p).unwrap().permissions().mode() & 0o777
@@ -504,7 +504,7 @@ fn token_counts_round_trip_and_older_files_without_them_load() {
         "no field while nothing was counted"
     );
 
-    s.data.usage = mm_engine::Usage {
+    s.data.usage = mm_types::Usage {
         prompt_tokens: 5200,
         completion_tokens: 80,
         cached_tokens: 4800,

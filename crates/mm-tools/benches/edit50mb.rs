@@ -41,7 +41,7 @@ fn main() {
         .unwrap();
     let ctx = ToolContext {
         cwd: dir.path().to_path_buf(),
-        sink: Arc::new(mm_ui::NullSink),
+        sink: Arc::new(mm_types::NullSink),
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
         max_output: 30_000,

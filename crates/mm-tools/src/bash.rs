@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mm_policy::{Confinement, Sandbox};
-use mm_ui::{Event, ToolFamily, ToolKind};
+use mm_types::{Event, ToolFamily, ToolKind};
 use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;

@@ -30,7 +30,7 @@ pub use write::WriteFile;
 
 use std::path::{Component, Path, PathBuf};
 
-use mm_ui::FileChange;
+use mm_types::FileChange;
 use serde::de::DeserializeOwned;
 
 use crate::tool::{

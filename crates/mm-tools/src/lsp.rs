@@ -20,7 +20,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use mm_config::LspServer;
 use mm_lsp::{Action, Client, LspError, Query, RenamePlan, ServerConfig};
-use mm_ui::{FileChange, ToolKind};
+use mm_types::{FileChange, ToolKind};
 use serde::{Deserialize, Deserializer};
 
 use crate::files::PREVIEW_LIMIT;
@@ -39,7 +39,7 @@ pub const REJECTED: &str = "[rename rejected by the user]";
 /// a command's output.
 pub const ROW: ToolRow = ToolRow {
     name: std::borrow::Cow::Borrowed(NAME),
-    family: mm_ui::ToolFamily::Lsp,
+    family: mm_types::ToolFamily::Lsp,
     kind: ToolKind::Read,
     title_from: None,
     echoes: true,

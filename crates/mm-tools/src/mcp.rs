@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use mm_config::{McpLazy, McpServer};
 use mm_mcp::{Hub, ServerSpec, ToolDef, TransportSpec};
-use mm_ui::ToolKind;
+use mm_types::ToolKind;
 use serde_json::{Value, json};
 
 use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolRow, ToolSpec, parse_args};
@@ -28,7 +28,7 @@ pub const REJECTED: &str = "[tool call rejected by the user]";
 fn row(name: String) -> ToolRow {
     ToolRow {
         name: std::borrow::Cow::Owned(name),
-        family: mm_ui::ToolFamily::Mcp,
+        family: mm_types::ToolFamily::Mcp,
         kind: ToolKind::Other,
         title_from: None,
         echoes: true,
@@ -41,7 +41,7 @@ fn row(name: String) -> ToolRow {
 /// It changes no file itself but counts as one that may (as before rows).
 pub const LAZY_ROW: ToolRow = ToolRow {
     name: std::borrow::Cow::Borrowed(LAZY_TOOL),
-    family: mm_ui::ToolFamily::Mcp,
+    family: mm_types::ToolFamily::Mcp,
     kind: ToolKind::Read,
     title_from: None,
     echoes: false,
@@ -310,7 +310,7 @@ pub fn declaration_size(spec: &ToolSpec) -> usize {
 
 /// The first line of `text`, at most 100 characters.
 fn one_line(text: &str) -> String {
-    mm_ui::fold::first_line(text, 100)
+    mm_types::fold::first_line(text, 100)
 }
 
 /// The arguments, compact, at most 80 characters: for the title.

@@ -20,8 +20,8 @@ const NAME: &str = "read_skill";
 /// `read_skill`: what the tool is, for every consumer.
 pub const ROW: crate::tool::ToolRow = crate::tool::ToolRow {
     name: std::borrow::Cow::Borrowed(NAME),
-    family: mm_ui::ToolFamily::Skill,
-    kind: mm_ui::ToolKind::Read,
+    family: mm_types::ToolFamily::Skill,
+    kind: mm_types::ToolKind::Read,
     title_from: Some("name"),
     echoes: false,
     changes_files: false,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mm_policy::{Policy, Sandbox};
-use mm_ui::{FileChange, Sink, ToolFamily, ToolKind};
+use mm_types::{FileChange, Sink, ToolFamily, ToolKind};
 use tokio_util::sync::CancellationToken;
 
 /// A tool as the model sees it.
@@ -24,7 +24,7 @@ pub struct ToolSpec {
 
 /// What a tool is, said once: every consumer (the toolbox live and on
 /// replay, the agent's checkpoints and counters, the front ends through
-/// [`mm_ui::ToolInfo`]) reads these facts here and none decides them again
+/// [`mm_types::ToolInfo`]) reads these facts here and none decides them again
 /// by the tool's name or family. A built-in tool keeps its row in a
 /// `const` next to its code (helix's `TypableCommand` row); an MCP tool
 /// builds one with the name the server gave it.
@@ -150,7 +150,7 @@ pub struct ToolContext {
     /// it with the usual truncation texts (docs/design.md#truncation).
     pub max_output: usize,
     /// The id of the call being run, for the events it sends while it runs
-    /// ([`Event::ToolOutput`](mm_ui::Event::ToolOutput)); set by
+    /// ([`Event::ToolOutput`](mm_types::Event::ToolOutput)); set by
     /// `Toolbox::call`, empty outside a call.
     pub call_id: String,
 }

@@ -48,7 +48,7 @@ use std::sync::Mutex;
 use futures::FutureExt;
 use mm_detector::{Detector, loop_detected_text, stop_text};
 use mm_policy::{Call, Verdict};
-use mm_ui::{Decision, Event, FileChange, ToolFamily, ToolInfo, ToolStatus};
+use mm_types::{Decision, Event, FileChange, ToolFamily, ToolInfo, ToolStatus};
 use serde_json::Value;
 
 use crate::output::fit;
@@ -523,7 +523,7 @@ impl Toolbox {
             },
             output: output.to_string(),
             preview: if echoes {
-                mm_ui::fold::head(output, self.settings.preview_lines)
+                mm_types::fold::head(output, self.settings.preview_lines)
             } else {
                 Vec::new()
             },
@@ -542,7 +542,7 @@ impl Toolbox {
                 let folded = mm_fileedit::fold(&change.diff, n);
                 let mut lines = folded.lines;
                 if folded.hidden > 0 {
-                    lines.push(mm_ui::fold::more_lines(folded.hidden));
+                    lines.push(mm_types::fold::more_lines(folded.hidden));
                 }
                 Echo::Diff(lines)
             }
@@ -615,7 +615,7 @@ impl Toolbox {
         let failed = outcome.failed();
         let text = outcome.output().to_string();
         let preview = match echo {
-            Echo::Output => mm_ui::fold::head(&text, self.settings.preview_lines),
+            Echo::Output => mm_types::fold::head(&text, self.settings.preview_lines),
             Echo::Diff(lines) if !failed => lines.clone(),
             Echo::Diff(_) | Echo::Nothing => Vec::new(),
         };

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bash_support::*;
 use mm_tools::Tool;
 use mm_tools::bash::{Bash, BashSettings, ProcessRegistry};
-use mm_ui::ToolKind;
+use mm_types::ToolKind;
 use serde_json::json;
 
 #[tokio::test]

@@ -363,7 +363,7 @@ async fn a_deleted_working_directory_is_named_and_never_re_created() {
     fs::create_dir(&cwd).unwrap();
     let ctx = ToolContext {
         cwd: cwd.clone(),
-        sink: Arc::new(mm_ui::NullSink),
+        sink: Arc::new(mm_types::NullSink),
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
         max_output: 30_000,

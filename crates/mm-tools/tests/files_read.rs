@@ -8,7 +8,7 @@ mod files_support;
 use files_support::Env;
 use mm_tools::Tool;
 use mm_tools::files::ReadFile;
-use mm_ui::ToolKind;
+use mm_types::ToolKind;
 use serde_json::json;
 
 fn tool() -> ReadFile {

@@ -11,7 +11,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use files_support::{Env, REJECTED, mode, umask};
 use mm_tools::Tool;
 use mm_tools::files::WriteFile;
-use mm_ui::ToolKind;
+use mm_types::ToolKind;
 use serde_json::json;
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use mm_config::LspServer;
 use mm_tools::lsp::Lsp;
 use mm_tools::toolbox::{Toolbox, ToolboxSettings};
 use mm_tools::{PermissionMode, Permissions, Tool, ToolContext};
-use mm_ui::{Decision, Event, Sink, ToolInfo, ToolKind, ToolStatus};
+use mm_types::{Decision, Event, Sink, ToolInfo, ToolKind, ToolStatus};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

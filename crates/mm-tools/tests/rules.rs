@@ -19,7 +19,7 @@ use mm_tools::bash::{Bash, ProcessRegistry};
 use mm_tools::files::{ReadFile, WriteFile};
 use mm_tools::toolbox::{CallOutcome, Toolbox, ToolboxSettings};
 use mm_tools::{Permissions, Tool, ToolContext};
-use mm_ui::{Decision, Event, Sink, ToolInfo, ToolStatus};
+use mm_types::{Decision, Event, Sink, ToolInfo, ToolStatus};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Default)]

@@ -9,7 +9,7 @@ use std::os::unix::fs::symlink;
 use files_support::Env;
 use mm_tools::Tool;
 use mm_tools::skill::{DESCRIPTION, ReadSkill};
-use mm_ui::ToolKind;
+use mm_types::ToolKind;
 use serde_json::json;
 
 const DEPLOY: &str =

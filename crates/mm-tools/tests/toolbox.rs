@@ -16,7 +16,7 @@ use mm_tools::toolbox::{CallOutcome, Toolbox, ToolboxSettings};
 use mm_tools::{
     PermissionMode, Permissions, Plan, Tool, ToolContext, ToolOutput, ToolRow, ToolSpec, parse_args,
 };
-use mm_ui::{Decision, Event, Sink, ToolInfo, ToolKind, ToolStatus};
+use mm_types::{Decision, Event, Sink, ToolInfo, ToolKind, ToolStatus};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -80,7 +80,7 @@ impl Fixed {
             needs_permission,
             row: ToolRow {
                 name: name.into(),
-                family: mm_ui::ToolFamily::Other,
+                family: mm_types::ToolFamily::Other,
                 kind: ToolKind::Other,
                 title_from: None,
                 echoes: false,
@@ -120,7 +120,7 @@ impl Tool for Fixed {
             let mut plan = Plan::simple(format!("title {}", a.text), ToolKind::Read);
             plan.locations = vec!["/abs/path".to_string()];
             if a.text.starts_with("change") {
-                plan.change = Some(mm_ui::FileChange {
+                plan.change = Some(mm_types::FileChange {
                     path: format!("/abs/{}", a.text),
                     old_text: Some(String::new()),
                     new_text: Some(a.text.clone()),
@@ -647,7 +647,7 @@ async fn outputs_are_capped_at_max_output() {
     );
     let ctx = ToolContext {
         cwd: dir.path().to_path_buf(),
-        sink: Arc::new(mm_ui::NullSink),
+        sink: Arc::new(mm_types::NullSink),
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
         max_output: 200,
@@ -874,7 +874,7 @@ async fn bash_output_streams_to_the_sink_redacted() {
 async fn a_replayed_call_echoes_what_it_echoed_live() {
     let dir = TempDir::new();
     let mut server = Fixed::new("mcp__srv__tool", false);
-    server.row.family = mm_ui::ToolFamily::Mcp;
+    server.row.family = mm_types::ToolFamily::Mcp;
     server.row.echoes = true;
     let toolbox = Toolbox::new(
         vec![Box::new(server)],

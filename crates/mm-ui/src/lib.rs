@@ -9,7 +9,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod clipboard;
-pub mod fold;
+pub use mm_types::fold;
 mod highlight;
 pub mod markdown;
 pub mod output;

@@ -22,8 +22,8 @@ const NAME: &str = "edit_file";
 /// `edit_file`: what the tool is, for every consumer.
 pub const ROW: crate::tool::ToolRow = crate::tool::ToolRow {
     name: std::borrow::Cow::Borrowed(NAME),
-    family: mm_ui::ToolFamily::File,
-    kind: mm_ui::ToolKind::Edit,
+    family: mm_types::ToolFamily::File,
+    kind: mm_types::ToolKind::Edit,
     title_from: Some("path"),
     echoes: false,
     changes_files: true,

@@ -31,8 +31,8 @@ const NAME: &str = "read_file";
 /// `read_file`: what the tool is, for every consumer.
 pub const ROW: crate::tool::ToolRow = crate::tool::ToolRow {
     name: std::borrow::Cow::Borrowed(NAME),
-    family: mm_ui::ToolFamily::File,
-    kind: mm_ui::ToolKind::Read,
+    family: mm_types::ToolFamily::File,
+    kind: mm_types::ToolKind::Read,
     title_from: Some("path"),
     echoes: false,
     changes_files: false,

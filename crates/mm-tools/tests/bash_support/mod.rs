@@ -45,7 +45,7 @@ pub fn ctx(cwd: &Path) -> ToolContext {
 pub fn ctx_max(cwd: &Path, max_output: usize) -> ToolContext {
     ToolContext {
         cwd: cwd.to_path_buf(),
-        sink: Arc::new(mm_ui::NullSink),
+        sink: Arc::new(mm_types::NullSink),
         cancel: CancellationToken::new(),
         permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
         max_output,

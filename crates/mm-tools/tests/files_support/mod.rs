@@ -29,7 +29,7 @@ impl Env {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ToolContext {
             cwd: dir.path().to_path_buf(),
-            sink: Arc::new(mm_ui::NullSink),
+            sink: Arc::new(mm_types::NullSink),
             cancel: CancellationToken::new(),
             permissions: Arc::new(Permissions::new(PermissionMode::Allow)),
             max_output,
