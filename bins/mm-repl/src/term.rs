@@ -516,6 +516,11 @@ impl State {
         }
         match &mut self.answer {
             Some(stream) => {
+                if stream.is_empty() {
+                    // A new answer wraps at the terminal's width now: the
+                    // user may have resized it since the last one.
+                    *stream = mm_ui::markdown::Stream::new(terminal_width());
+                }
                 let lines = stream.push(text);
                 write_markdown(&mut self.screen, &lines);
             }

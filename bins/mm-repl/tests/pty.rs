@@ -784,6 +784,38 @@ fn answers_render_markdown_wrapped_at_words() {
     );
 }
 
+/// The paragraph of [`markdown_answer`] as the screen wrapped it.
+fn wrapped_paragraph(shown: &str) -> Vec<String> {
+    shown
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .skip_while(|l| !l.starts_with("This is tiny"))
+        .take_while(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn an_answer_wraps_at_the_width_the_terminal_has_now() {
+    let w = World::new(vec![markdown_answer(), markdown_answer()], "");
+    let mut s = w.pty_sized(&[], &[("NO_COLOR", "1")], 40);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "overview please");
+    let first = expect(&mut s, "fn main() {}");
+    expect(&mut s, PROMPT);
+    // The user widens the terminal between two answers.
+    s.get_process_mut().set_window_size(70, 50).unwrap();
+    type_line(&mut s, "again please");
+    let second = expect(&mut s, "fn main() {}");
+    expect(&mut s, PROMPT);
+    quit(s);
+    let narrow = wrapped_paragraph(&first);
+    assert!(narrow.iter().all(|l| l.chars().count() <= 40), "{narrow:?}");
+    let wide = wrapped_paragraph(&second);
+    assert!(wide.iter().all(|l| l.chars().count() <= 70), "{wide:?}");
+    assert!(wide[0].chars().count() > 40, "{wide:?}");
+}
+
 #[test]
 fn answers_render_markdown_in_color() {
     let w = World::new(vec![markdown_answer()], "");
