@@ -110,7 +110,7 @@ pub fn outcome_fields(outcome: &TurnOutcome) -> (&'static str, Option<&str>) {
         TurnOutcome::Done => ("done", None),
         TurnOutcome::Cancelled => ("cancelled", None),
         TurnOutcome::MaxTurns => ("max_turns", None),
-        TurnOutcome::Failed(why) => ("failed", Some(why)),
+        TurnOutcome::Failed(why) => ("failed", Some(&why.message)),
         TurnOutcome::Repeated(why) => ("repeated", Some(why)),
     }
 }
@@ -243,7 +243,10 @@ mod tests {
         let mut counters = Counters::default();
         counters.count(mm_ui::ToolFamily::Command);
         for outcome in [
-            TurnOutcome::Failed("the model server is down".into()),
+            TurnOutcome::Failed(mm_agent::TurnError::new(
+                mm_agent::FailureKind::Network,
+                "the model server is down",
+            )),
             TurnOutcome::Cancelled,
             TurnOutcome::MaxTurns,
         ] {

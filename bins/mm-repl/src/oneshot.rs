@@ -78,7 +78,7 @@ impl Ending {
     pub fn of(outcome: &TurnOutcome, unasked: bool) -> Ending {
         match outcome {
             TurnOutcome::Cancelled => Ending::Cancelled,
-            TurnOutcome::Failed(why) => Ending::Failed(why.clone()),
+            TurnOutcome::Failed(why) => Ending::Failed(why.to_string()),
             TurnOutcome::Repeated(why) => Ending::Repeated(why.clone()),
             _ if unasked => Ending::NeedsPermission,
             TurnOutcome::MaxTurns => Ending::MaxTurns,
@@ -441,7 +441,8 @@ mod tests {
     #[test]
     fn each_ending_has_its_code() {
         assert_eq!(Ending::of(&TurnOutcome::Done, false).code(), 0);
-        assert_eq!(Ending::of(&TurnOutcome::Failed("x".into()), true).code(), 1);
+        let failed = mm_agent::TurnError::new(mm_agent::FailureKind::Server, "x");
+        assert_eq!(Ending::of(&TurnOutcome::Failed(failed), true).code(), 1);
         assert_eq!(Ending::of(&TurnOutcome::MaxTurns, false).code(), 3);
         assert_eq!(Ending::of(&TurnOutcome::Done, true).code(), 4);
         assert_eq!(Ending::of(&TurnOutcome::MaxTurns, true).code(), 4);

@@ -458,7 +458,10 @@ fn error() {
     );
     t.apply(
         Event::TurnEnd {
-            outcome: TurnOutcome::Failed("x".into()),
+            outcome: TurnOutcome::Failed(mm_agent::TurnError::new(
+                mm_agent::FailureKind::Server,
+                "x",
+            )),
             counters: Counters::default(),
             prompt_tokens: 0,
             completion_tokens: 0,

@@ -12,7 +12,7 @@ use mm_engine::{
 };
 use mm_store::{Session, SessionInfo, Store};
 use mm_tools::{CallOutcome, Permissions, ToolContext, Toolbox};
-use mm_ui::{Counters, Event, Sink, TurnOutcome};
+use mm_ui::{Counters, Event, FailureKind, Sink, TurnError, TurnOutcome};
 use tokio_util::sync::CancellationToken;
 
 use crate::checkpoint::{Direction, Rewind, RewindError, Rewinder};
@@ -833,11 +833,13 @@ impl Agent {
         if let Some(text) = self.rewinder.after_turn().await {
             sink.event(Event::Notice { text });
         }
-        if let TurnOutcome::Failed(text) = &outcome {
-            sink.event(Event::Error { text: text.clone() });
+        if let TurnOutcome::Failed(error) = &outcome {
+            sink.event(Event::Error {
+                text: error.to_string(),
+            });
             // The error is recorded even when this was the first question.
             self.save(&sink);
-            self.record_error(text);
+            self.record_error(&error.message);
         }
         if let TurnOutcome::Repeated(text) = &outcome {
             sink.event(Event::Notice { text: text.clone() });
@@ -931,7 +933,13 @@ impl Agent {
                     if let Some(before) = before_compaction {
                         self.history = before;
                     }
-                    return self.fail(None, too_long_text(prompt, window, compacted));
+                    return self.fail(
+                        None,
+                        TurnError::new(
+                            FailureKind::Overflow,
+                            too_long_text(prompt, window, compacted),
+                        ),
+                    );
                 }
                 Err(GenerateError {
                     error: EngineError::Repeated { text },
@@ -939,11 +947,11 @@ impl Agent {
                 }) => {
                     // The answer so far (before the loop, one copy) is kept
                     // like any partial reply; the turn has its own outcome.
-                    self.fail(partial, text.clone());
+                    self.fail(partial, TurnError::new(FailureKind::Stream, text.clone()));
                     return TurnOutcome::Repeated(text);
                 }
                 Err(GenerateError { error, partial }) => {
-                    return self.fail(partial, error.to_string());
+                    return self.fail(partial, error.turn_error());
                 }
             };
             // Something answered: the turn's history is kept from here on.
@@ -1082,7 +1090,10 @@ impl Agent {
                     self.history
                         .push(Message::tool_result(&call.id, &call.name, output, true));
                     self.close_calls(calls, i + 1);
-                    return Some(TurnOutcome::Failed(error));
+                    return Some(TurnOutcome::Failed(TurnError::new(
+                        FailureKind::Loop,
+                        error,
+                    )));
                 }
             }
             if cancel.is_cancelled() {
@@ -1095,7 +1106,7 @@ impl Agent {
 
     /// A failed request: keep the partial answer, with not-run results for
     /// its calls (`ask` drops the question when nothing answered it).
-    fn fail(&mut self, partial: Option<Message>, text: String) -> TurnOutcome {
+    fn fail(&mut self, partial: Option<Message>, error: TurnError) -> TurnOutcome {
         if let Some(mut message) = partial.filter(|m| !is_empty(m)) {
             // A call cut off mid-stream (a runaway's quarter megabyte of
             // repeats, say) stays in the history, but not its broken
@@ -1114,7 +1125,7 @@ impl Agent {
             self.history.push(message);
             self.close_calls(&calls, 0);
         }
-        TurnOutcome::Failed(text)
+        TurnOutcome::Failed(error)
     }
 
     /// Give every call from `from` on the not-run result.

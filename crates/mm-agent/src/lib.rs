@@ -40,7 +40,7 @@ pub use mm_config as config;
 pub use mm_engine::{Message, ModelEntry, ToolCall, Usage, Window, WindowSource};
 pub use mm_store::{Found, SessionInfo, StoreError};
 pub use mm_ui as ui;
-pub use mm_ui::{Decision, Event, Sink, ToolInfo, TurnOutcome};
+pub use mm_ui::{Decision, Event, FailureKind, Sink, ToolInfo, TurnError, TurnOutcome};
 pub use schema::OutputSchema;
 pub use start::{EXIT_START, StartError};
 pub use tokio_util::sync::CancellationToken;

@@ -211,7 +211,10 @@ async fn a_question_that_got_no_answer_is_dropped() {
     .unwrap();
     let (report, _) = ask(&mut agent, "anyone there?").await;
     match report.outcome {
-        TurnOutcome::Failed(text) => {
+        TurnOutcome::Failed(error) => {
+            // Nothing listens there: a network failure a caller can branch on.
+            assert_eq!(error.kind, mm_agent::FailureKind::Network);
+            let text = error.to_string();
             assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
             assert_eq!(text.lines().count(), 1, "{text}");
         }
@@ -235,7 +238,10 @@ async fn the_loop_detector_warns_then_stops_and_the_session_records_it() {
     .unwrap();
     let (report, _) = ask(&mut agent, "repeat").await;
     let stop = "[error: the model repeated the same bash call 6 times in a row with the same failing result — turn stopped by the loop detector; rephrase the request, or fix what the tool kept reporting]";
-    assert_eq!(report.outcome, TurnOutcome::Failed(stop.to_string()));
+    assert_eq!(
+        report.outcome,
+        TurnOutcome::Failed(mm_agent::TurnError::new(mm_agent::FailureKind::Loop, stop))
+    );
     let results: Vec<&str> = agent
         .history()
         .iter()
@@ -291,9 +297,10 @@ async fn an_error_on_the_first_question_is_recorded_in_the_session() {
     )
     .unwrap();
     let (report, _) = ask(&mut agent, "first").await;
-    let TurnOutcome::Failed(text) = report.outcome else {
+    let TurnOutcome::Failed(error) = report.outcome else {
         panic!("{:?}", report.outcome)
     };
+    let text = error.message;
     let info = &mm_agent::list_sessions(agent.config(), Some(dir.path())).unwrap()[0];
     let file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&info.path).unwrap()).unwrap();

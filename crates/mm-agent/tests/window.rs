@@ -142,9 +142,11 @@ async fn a_question_too_long_alone_is_sent_and_fails_on_the_servers_word() {
     assert_eq!(ask(&mut agent, "hello").await.0.outcome, TurnOutcome::Done);
     let huge = "please read this: ".to_owned() + &"lorem ipsum ".repeat(1500);
     let (report, _sink) = ask(&mut agent, &huge).await;
-    let TurnOutcome::Failed(text) = &report.outcome else {
+    let TurnOutcome::Failed(error) = &report.outcome else {
         panic!("{:?}", report.outcome)
     };
+    assert_eq!(error.kind, mm_agent::FailureKind::Overflow);
+    let text = &error.message;
     // mm sent it (it never refuses on its own estimate); the server's
     // refusal ends the turn, naming the server's count and window.
     let sent: Vec<u64> = mock

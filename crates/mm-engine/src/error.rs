@@ -143,6 +143,34 @@ pub enum EngineError {
     Cancelled,
 }
 
+impl EngineError {
+    /// The kind of turn failure this error is, when it ends a turn.
+    pub fn kind(&self) -> mm_types::FailureKind {
+        use mm_types::FailureKind as K;
+        match self {
+            EngineError::UnknownProvider { .. }
+            | EngineError::BadModel { .. }
+            | EngineError::MissingBaseUrl { .. }
+            | EngineError::MissingKey { .. } => K::Setup,
+            EngineError::Unreachable { .. } | EngineError::Connection { .. } => K::Network,
+            EngineError::Redirect { .. }
+            | EngineError::Status { .. }
+            | EngineError::WaitTooLong { .. } => K::Server,
+            EngineError::ContextLength { .. } => K::Overflow,
+            EngineError::Stalled { .. }
+            | EngineError::Runaway { .. }
+            | EngineError::Repeated { .. }
+            | EngineError::Stream(_)
+            | EngineError::Cancelled => K::Stream,
+        }
+    }
+
+    /// This error as the failure of a turn.
+    pub fn turn_error(&self) -> mm_types::TurnError {
+        mm_types::TurnError::new(self.kind(), self.to_string())
+    }
+}
+
 /// A failed generation: the error and the assistant message as far as it
 /// got (for a runaway it holds the runaway call, which the agent answers
 /// with the not-run result, docs/design.md#every-call-gets-a-result).

@@ -209,6 +209,58 @@ pub fn attached_line(path: &str, size: &str) -> String {
 /// The line every front end shows after a cancelled turn.
 pub const CANCELLED_LINE: &str = "[cancelled]";
 
+/// What kind of failure ended a turn, for a caller that branches on it
+/// (retry later, fix the settings, start a new session); the sentence of a
+/// [`TurnError`] says the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// The settings cannot reach a model: unknown provider, a model that is
+    /// not `PROVIDER/MODEL`, no base URL, no key.
+    Setup,
+    /// Nothing answered, or the connection broke.
+    Network,
+    /// The server answered with an error status (or asked for a longer
+    /// wait than `maxRetryWait`).
+    Server,
+    /// The request did not fit the model's window and compaction could not
+    /// cure it.
+    Overflow,
+    /// The stream stalled, broke off, or a call's arguments ran away.
+    Stream,
+    /// The loop detector's second level: the same call over and over.
+    Loop,
+}
+
+/// Why a turn failed: its kind and the sentence a user reads (what
+/// `Display` prints).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TurnError {
+    /// What kind of failure.
+    pub kind: FailureKind,
+    /// The whole sentence, naming the server, the limit or the call.
+    pub message: String,
+}
+
+impl TurnError {
+    /// A failure of `kind` that reads `message`.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> TurnError {
+        TurnError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for TurnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TurnError {}
+
 /// Why a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -220,7 +272,7 @@ pub enum TurnOutcome {
     /// `maxTurns` requests were made.
     MaxTurns,
     /// An error ended the turn (server down, loop detector stop, runaway…).
-    Failed(String),
+    Failed(TurnError),
     /// The answer repeated one passage back to back and was stopped; what
     /// came before the loop and one copy are kept. The guard's sentence.
     Repeated(String),
