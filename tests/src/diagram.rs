@@ -20,7 +20,7 @@ pub fn floor(name: &str) -> Option<u8> {
     Some(match name {
         "mm-types" | "mm-child" | "mm-redact" => 0,
         "mm-config" | "mm-ui" | "mm-fileedit" | "mm-skills" | "mm-detector" | "mm-lsp"
-        | "mm-checkpoint" | "mm-policy" | "mm-mcp" => 1,
+        | "mm-checkpoint" | "mm-policy" | "mm-mcp" | "mm-hooks" => 1,
         "mm-engine" | "mm-tools" => 2,
         "mm-store" => 3,
         "mm-agent" => 4,

@@ -116,6 +116,7 @@ async fn a_new_session_offers_the_editor_commands() {
                 "redo",
                 "diff",
                 "mcp",
+                "hooks",
                 "permissions"
             ]
         );
@@ -878,7 +879,7 @@ async fn slash_commands_of_the_editor_slice_run_without_the_model() {
         );
         assert_eq!(
             chunks(&ctx.drain(), "agent_message_chunk"),
-            "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff, /mcp, /permissions"
+            "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff, /mcp, /hooks, /permissions"
         );
         assert_eq!(
             ctx.prompt(&id, "/new").await.stop_reason,

@@ -84,6 +84,9 @@ pub enum AgentError {
     /// A permission rule of the user's settings cannot be read.
     #[error("{0} (in the user's settings file)")]
     Rules(String),
+    /// The `hooks` setting names an unknown event, a bad matcher or type.
+    #[error("{0} (in the user's settings file)")]
+    Hooks(#[from] mm_hooks::HookError),
     /// The builder was given no folder and the process's working
     /// directory cannot be read.
     #[error("cannot read the working directory: {0}")]
@@ -164,6 +167,8 @@ pub struct Agent {
     /// Why the next request must be compacted first (the server may have
     /// cut the last prompt silently).
     compact_next: bool,
+    /// Whether this session's `SessionStart` hooks ran.
+    hook_session_started: bool,
     /// What [`Agent::context_used`] says.
     in_context: u64,
 }
@@ -259,6 +264,7 @@ impl Agent {
             window_task,
             window_settled: false,
             compact_next: false,
+            hook_session_started: false,
             in_context: 0,
             config,
         })
@@ -420,6 +426,7 @@ impl Agent {
     /// process). Call it when the session ends; dropping the agent kills
     /// them without the goodbye.
     pub async fn shutdown(&self) {
+        self.end_hooks().await;
         if let Some(client) = &self.lsp {
             client.shutdown_all().await;
         }
@@ -538,6 +545,21 @@ impl Agent {
         self.session.as_ref().map(|s| s.data.id.clone())
     }
 
+    /// The session's id and file, once it has one.
+    pub(crate) fn session_file(&self) -> Option<(String, PathBuf)> {
+        self.session
+            .as_ref()
+            .map(|s| (s.data.id.clone(), s.path().to_path_buf()))
+    }
+
+    pub(crate) fn permissions_ref(&self) -> &Permissions {
+        &self.permissions
+    }
+
+    pub(crate) fn history_is_empty(&self) -> bool {
+        self.history.is_empty()
+    }
+
     /// Create the session file now (an editor's `session/new` names it
     /// before any question). Returns its id; `None` when sessions are off.
     pub fn start_session(&mut self) -> Result<Option<String>, AgentError> {
@@ -560,6 +582,7 @@ impl Agent {
     /// an editor's session id stays valid (ACP `/new`). Resets the loop
     /// detector like `/new`.
     pub fn clear_conversation(&mut self) {
+        self.hook_session_started = false;
         self.history.clear();
         self.last_answer.clear();
         self.ratio = None;
@@ -595,6 +618,7 @@ impl Agent {
     /// `/new`: forget the conversation, start a new session file on the next
     /// question, and reset the loop detector.
     pub fn new_session(&mut self) {
+        self.hook_session_started = false;
         self.history.clear();
         self.session = None;
         self.rewinder.clear();
@@ -811,18 +835,64 @@ impl Agent {
         sink: Arc<dyn Sink>,
         cancel: CancellationToken,
     ) -> TurnReport {
+        let first = !self.hook_session_started;
+        self.hook_session_started = true;
+        let mut counters = Counters::default();
+        let mut usage = Usage::default();
+        let context = match self.question_hooks(question, first, &sink, &cancel).await {
+            Ok(context) => context,
+            Err(why) => {
+                // Dropped before the model saw it: nothing is kept.
+                let outcome = TurnOutcome::Failed(TurnError::new(
+                    FailureKind::Blocked,
+                    format!("a UserPromptSubmit hook refused the question: {why}"),
+                ));
+                if let TurnOutcome::Failed(e) = &outcome {
+                    sink.event(Event::Error {
+                        text: e.to_string(),
+                    });
+                }
+                sink.event(Event::TurnEnd {
+                    outcome: outcome.clone(),
+                    counters,
+                    prompt_tokens: 0,
+                    completion_tokens: 0,
+                    cached_tokens: 0,
+                });
+                return TurnReport {
+                    outcome,
+                    counters,
+                    usage,
+                    not_saved: self.not_saved.clone(),
+                };
+            }
+        };
         self.rewinder.start_turn(question);
         for path in mention::attached(question, &self.cwd) {
             let size = mention::size_of(&self.cwd, &path);
             sink.event(Event::Attached { path, size });
         }
-        let question = mention::expand(question, &self.cwd);
+        let mut question = mention::expand(question, &self.cwd);
+        if !context.is_empty() {
+            question = format!("{question}\n\n{context}");
+        }
         self.history.push(Message::user(question.clone()));
-        let mut counters = Counters::default();
-        let mut usage = Usage::default();
-        let outcome = self
+        let mut outcome = self
             .run_turn(&sink, &cancel, &mut counters, &mut usage)
             .await;
+        // A Stop hook that exits 2 sends the model on, a few times at most.
+        let mut stops = 0;
+        while outcome == TurnOutcome::Done && stops < crate::hooks::STOP_LIMIT {
+            let Some(next) = self.stop_hooks(stops > 0, &sink, &cancel).await else {
+                break;
+            };
+            stops += 1;
+            self.history
+                .push(Message::user(format!("[a Stop hook says] {next}")));
+            outcome = self
+                .run_turn(&sink, &cancel, &mut counters, &mut usage)
+                .await;
+        }
         if matches!(outcome, TurnOutcome::Failed(_) | TurnOutcome::Cancelled)
             && matches!(self.history.last(), Some(Message::User { content }) if *content == question)
         {
@@ -892,6 +962,7 @@ impl Agent {
                 if request == 0 && before_compaction.is_none() {
                     before_compaction = Some(self.history.clone());
                 }
+                self.compact_hooks(false, sink, cancel).await;
                 match self.compact_inner(None, sink, cancel).await {
                     Ok(text) => sink.event(Event::Notice { text }),
                     Err(text) => sink.event(Event::Notice {
@@ -1074,6 +1145,10 @@ impl Agent {
             }
             // On disk while it runs: the call as started.
             self.save_running(sink, call);
+            // The call's hooks name the session, which exists from here.
+            if let Some((id, path)) = self.session_file() {
+                self.permissions.hooks().set_session(&id, &path);
+            }
             let outcome = self
                 .toolbox
                 .call(&call.id, &call.name, &call.arguments, &ctx)
@@ -1270,6 +1345,7 @@ impl Agent {
         cancel: CancellationToken,
     ) -> Result<(), AgentError> {
         self.settle_window().await;
+        self.compact_hooks(true, &sink, &cancel).await;
         let result = self.compact_inner(focus, &sink, &cancel).await;
         if let Ok(text) = &result {
             sink.event(Event::Notice { text: text.clone() });

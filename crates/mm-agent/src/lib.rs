@@ -15,6 +15,7 @@ pub mod checkpoint;
 pub mod commands;
 pub mod compact;
 pub mod history;
+mod hooks;
 pub mod instructions;
 pub mod keys;
 #[cfg(feature = "cli")]

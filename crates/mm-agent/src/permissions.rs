@@ -3,6 +3,7 @@
 //! `/permissions` lists them.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use mm_config::{Config, PermissionSetting, SandboxSetting};
 use mm_policy::{Call, Listing, Mode, Policy, RuleLists, Sandbox, SandboxMode, Subject, Verdict};
@@ -40,7 +41,11 @@ pub fn build(
     };
     let sandbox = Sandbox::new(mode, config.sandbox_network, cwd, &std::env::temp_dir());
     let warning = sandbox.warning();
-    Ok((Permissions::with(policy, sandbox), warning))
+    let hooks = crate::hooks::build(config)?;
+    Ok((
+        Permissions::with(policy, sandbox).with_hooks(Arc::new(hooks)),
+        warning,
+    ))
 }
 
 /// The deny rule that keeps `read_file` from `path`, if one does: files

@@ -449,6 +449,19 @@ fn check_values(config: &Config, at: &Origin) -> Result<(), ConfigError> {
             bad(at, &key, p)
         })?;
     }
+    for (event, groups) in &config.hooks {
+        for hook in groups.iter().flat_map(|g| &g.hooks) {
+            if let Some(t) = hook.timeout
+                && !(1..=86_400).contains(&t)
+            {
+                return Err(bad(
+                    at,
+                    &format!("hooks.{event}"),
+                    format!("timeout: expected 1 to 86400 seconds, found {t}"),
+                ));
+            }
+        }
+    }
     if matches!(at, Origin::ProjectFile(_))
         && let Some(name) = config.instructions.iter().find(|n| escapes(n))
     {

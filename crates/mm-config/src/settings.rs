@@ -89,6 +89,9 @@ pub struct Config {
     pub mcp_servers: BTreeMap<String, McpServer>,
     /// How MCP servers are started and declared. User file only.
     pub mcp: McpSettings,
+    /// The user's scripts around every step, by event
+    /// (docs/reference/hooks.md). User file only: a hook is code that runs.
+    pub hooks: BTreeMap<String, Vec<HookGroup>>,
 
     /// mm's folder of the user's own files, `$XDG_CONFIG_HOME/mm` (else
     /// `~/.config/mm`): the global `AGENTS.md` and the `commands/` folder
@@ -323,6 +326,32 @@ pub struct McpServer {
     pub headers: BTreeMap<String, String>,
 }
 
+/// The hooks of one event whose matcher matches a call.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HookGroup {
+    /// A regular expression over tool names (mm's or the other agents':
+    /// `Bash`, `Write`); empty or `*`: every call. Only tool events use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// The commands to run.
+    pub hooks: Vec<HookCommand>,
+}
+
+/// One hook: a command run by `sh -c`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HookCommand {
+    /// `command`, the only type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The command line.
+    pub command: String,
+    /// Seconds before it is killed with its group (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+}
+
 impl fmt::Debug for McpServer {
     /// Names of `env` and `headers`, never their values.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -510,6 +539,7 @@ impl Config {
             sandbox: SandboxSetting::Off,
             sandbox_network: false,
             mcp_servers: BTreeMap::new(),
+            hooks: BTreeMap::new(),
             mcp: McpSettings {
                 start_timeout: 10,
                 tool_timeout: 60,

@@ -212,6 +212,7 @@ pub const SETTINGS: &[Setting] = &[
         |c, _| c.mcp.tool_timeout.to_string(),
     ),
     row("mcp.lazy", false, |c, _| c.mcp.lazy.to_string()),
+    row("hooks", false, show_hooks),
 ];
 
 /// The row of `key` (dotted camelCase).
@@ -325,6 +326,21 @@ fn show_mcp_servers(c: &Config, _: &Resolved) -> String {
         .join("; ")
 }
 
+/// `PreToolUse: 2; Stop: 1`: the events and how many commands each runs.
+fn show_hooks(c: &Config, _: &Resolved) -> String {
+    if c.hooks.is_empty() {
+        return "(none)".to_owned();
+    }
+    c.hooks
+        .iter()
+        .map(|(event, groups)| {
+            let n: usize = groups.iter().map(|g| g.hooks.len()).sum();
+            format!("{event}: {n}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,6 +419,7 @@ mod tests {
             "mcpServers",
             "mcp",
             "checkpoints",
+            "hooks",
         ] {
             assert!(!project_may_set(forbidden), "{forbidden}");
         }

@@ -84,6 +84,8 @@ pub use mm_policy::Mode as PermissionMode;
 pub struct Permissions {
     policy: Policy,
     sandbox: Sandbox,
+    /// The user's `PreToolUse`, `PostToolUse` and `Notification` hooks.
+    hooks: Arc<mm_hooks::Hooks>,
 }
 
 impl Permissions {
@@ -94,7 +96,21 @@ impl Permissions {
 
     /// These rules and this sandbox.
     pub fn with(policy: Policy, sandbox: Sandbox) -> Self {
-        Permissions { policy, sandbox }
+        Permissions {
+            policy,
+            sandbox,
+            hooks: Arc::new(mm_hooks::Hooks::none()),
+        }
+    }
+
+    /// These permissions with the user's hooks run around each call.
+    pub fn with_hooks(self, hooks: Arc<mm_hooks::Hooks>) -> Self {
+        Permissions { hooks, ..self }
+    }
+
+    /// The hooks run around each call.
+    pub fn hooks(&self) -> &Arc<mm_hooks::Hooks> {
+        &self.hooks
     }
 
     /// The rules.

@@ -47,9 +47,10 @@ use std::sync::Mutex;
 
 use futures::FutureExt;
 use mm_detector::{Detector, loop_detected_text, stop_text};
+use mm_hooks::{HookEvent, Permission};
 use mm_policy::{Call, Verdict};
 use mm_types::{Decision, Event, FileChange, ToolFamily, ToolInfo, ToolStatus};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::output::fit;
 use crate::tool::{
@@ -318,7 +319,28 @@ impl Toolbox {
         ctx.sink.event(Event::ToolStart { info: info.clone() });
         // From the redacted change: no key value reaches a preview.
         let echo = self.echo(info.echoes, info.change.as_ref());
-        match self.consent(&info, &subject, plan.rejection, ctx).await {
+        let hooks = ctx.permissions.hooks().clone();
+        let pre = hooks
+            .run(
+                HookEvent::PreToolUse,
+                Some(name),
+                &ctx.cwd,
+                json!({"tool_name": name, "tool_input": &info.input}),
+                &ctx.cancel,
+            )
+            .await;
+        for line in &pre.lines {
+            ctx.sink.event(Event::Notice { text: line.clone() });
+        }
+        if let Some(why) = pre.block {
+            // The model reads the hook's own words as the call's result.
+            let out = ToolOutput::fail(why);
+            return self.finish(call_id, name, arguments, out, &echo, ctx);
+        }
+        match self
+            .consent(&info, &subject, plan.rejection, pre.permission, ctx)
+            .await
+        {
             Consent::Go => {}
             Consent::Refused(text) => {
                 let out = ToolOutput::fail(text);
@@ -337,10 +359,32 @@ impl Toolbox {
         let ran = AssertUnwindSafe(tool.run(&args, plan, ctx))
             .catch_unwind()
             .await;
-        let output = match ran {
+        let mut output = match ran {
             Ok(output) => output,
             Err(panic) => ToolOutput::fail(panic_text(name, panic.as_ref())),
         };
+        if hooks.has(HookEvent::PostToolUse) {
+            let post = hooks
+                .run(
+                    HookEvent::PostToolUse,
+                    Some(name),
+                    &ctx.cwd,
+                    json!({
+                        "tool_name": name,
+                        "tool_input": &info.input,
+                        "tool_response": redact(&output.text, &self.settings.secrets),
+                    }),
+                    &ctx.cancel,
+                )
+                .await;
+            for line in &post.lines {
+                ctx.sink.event(Event::Notice { text: line.clone() });
+            }
+            // Exit 2 after the fact: the model reads what the hook said.
+            if let Some(why) = post.block {
+                push_line(&mut output.text, &format!("[hook: {why}]"));
+            }
+        }
         self.finish(call_id, name, arguments, output, &echo, ctx)
     }
 
@@ -428,16 +472,42 @@ impl Toolbox {
         info: &ToolInfo,
         subject: &Subject,
         rejection: Option<&'static str>,
+        hook: Option<Permission>,
         ctx: &ToolContext,
     ) -> Consent {
         let name = info.tool.as_str();
-        match judge(name, subject, rejection.is_some(), ctx) {
+        let verdict = match (judge(name, subject, rejection.is_some(), ctx), hook) {
+            // A deny rule wins over any hook; the sandbox applies anyway.
+            (Verdict::Deny(rule), _) => Verdict::Deny(rule),
+            (_, Some(Permission::Deny(why))) => return Consent::Refused(why),
+            (Verdict::Allow, Some(Permission::Ask)) => Verdict::Ask(mm_policy::AskReason::Default),
+            (Verdict::Ask(_), Some(Permission::Allow)) => Verdict::Allow,
+            (v, _) => v,
+        };
+        match verdict {
             Verdict::Allow => {}
             Verdict::Deny(rule) => return Consent::Refused(denied_text(&rule)),
             Verdict::Ask(_) => {
                 // Nobody to ask (a script): not run, and the model is told why.
                 if let Some(text) = ctx.sink.cannot_ask(info) {
                     return Consent::Refused(text);
+                }
+                let hooks = ctx.permissions.hooks().clone();
+                if hooks.has(HookEvent::Notification) {
+                    // Told while the question is on screen, not before it.
+                    let (cwd, cancel) = (ctx.cwd.clone(), ctx.cancel.clone());
+                    let message = format!("mm needs your permission to use {name}");
+                    tokio::spawn(async move {
+                        hooks
+                            .run(
+                                HookEvent::Notification,
+                                None,
+                                &cwd,
+                                json!({"message": message}),
+                                &cancel,
+                            )
+                            .await;
+                    });
                 }
                 let decision = tokio::select! {
                     d = ctx.sink.permission(info) => d,

@@ -231,6 +231,8 @@ pub enum FailureKind {
     Stream,
     /// The loop detector's second level: the same call over and over.
     Loop,
+    /// A hook of the user's refused the question (`UserPromptSubmit`).
+    Blocked,
 }
 
 /// Why a turn failed: its kind and the sentence a user reads (what

@@ -53,6 +53,11 @@ pub(super) fn table() -> Vec<Command> {
             Run::Now(mcp),
         ),
         Command::new(
+            "hooks",
+            "List the hooks of the user's settings and when they run",
+            Run::Now(hooks),
+        ),
+        Command::new(
             "copy",
             "Copy the last answer to the clipboard",
             Run::Now(copy_last),
@@ -238,6 +243,16 @@ fn mcp(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
     let lines = agent.mcp_status();
     if lines.is_empty() {
         Outcome::Say("no MCP servers (mcpServers in the user settings names them)".into())
+    } else {
+        Outcome::List(lines)
+    }
+}
+
+/// `/hooks`: a line per hook (`PreToolUse Bash: ~/guard.py (timeout 60s)`).
+fn hooks(agent: &mut Agent, _call: &Call<'_>) -> Outcome {
+    let lines = agent.hook_lines();
+    if lines.is_empty() {
+        Outcome::Say("no hooks (hooks in the user settings names them)".into())
     } else {
         Outcome::List(lines)
     }

@@ -433,6 +433,7 @@ mod tests {
                 "redo",
                 "diff",
                 "mcp",
+                "hooks",
                 "permissions"
             ]
         );
@@ -516,7 +517,7 @@ mod tests {
         assert_eq!(
             table.unknown("copy", Front::Editor),
             Outcome::Error(
-                "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff, /mcp, \
+                "unknown command /copy; the commands here are /new, /compact, /undo, /redo, /diff, /mcp, /hooks, \
                  /permissions"
                     .into()
             )
