@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mm_config::{Config, ConstrainedCalls};
+use mm_config::Config;
 use mm_engine::{
     Engine, EngineError, GenerateError, Generation, Message, StreamEvent, ToolCall, ToolDecl,
     Usage, Window, WindowSource,
@@ -1159,14 +1159,7 @@ impl Agent {
     /// server that can, `auto` when the server said the model's template
     /// cannot render tools (docs/reference/settings.md).
     fn constrains_calls(&self) -> bool {
-        if self.decls.is_empty() || !self.engine.can_constrain_calls() {
-            return false;
-        }
-        match self.config.constrained_calls {
-            ConstrainedCalls::Always => true,
-            ConstrainedCalls::Auto => self.engine.renders_tools() == Some(false),
-            ConstrainedCalls::Off => false,
-        }
+        !self.decls.is_empty() && self.engine.constrains_calls(self.config.constrained_calls)
     }
 
     /// Characters of the next request.

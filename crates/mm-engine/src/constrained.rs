@@ -45,6 +45,65 @@ pub fn calls_schema(tools: &[ToolDecl]) -> Value {
     json!({"oneOf": branches})
 }
 
+/// `schema` as JSON text with every object's `name` key first. A server
+/// that turns a schema into a grammar (llama.cpp, Ollama) writes an
+/// object's properties in the order they come, and `serde_json` sorts
+/// them, which puts a call's `arguments` before its `name`: a small model
+/// then starts `{"a` and drifts into the `answer` branch. Measured on
+/// SmolLM2-135M with a one-tool probe: 3 calls in 10 with `arguments`
+/// first, 10 in 10 with `name` first.
+pub fn schema_text(schema: &Value) -> String {
+    let mut out = String::new();
+    write_ordered(schema, &mut out);
+    out
+}
+
+fn write_ordered(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(map) => {
+            out.push('{');
+            let named = map.get_key_value("name");
+            let rest = map.iter().filter(|(k, _)| k.as_str() != "name");
+            for (i, (k, v)) in named.into_iter().chain(rest).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_ordered(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_ordered(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// `body` (a JSON object's text) with `"key":value` added last, `value`
+/// given as text (see [`schema_text`]).
+pub(crate) fn append_field(mut body: String, key: &str, value: &str) -> String {
+    if body.ends_with('}') {
+        body.pop();
+        if !body.ends_with('{') {
+            body.push(',');
+        }
+        body.push_str(&Value::String(key.to_owned()).to_string());
+        body.push(':');
+        body.push_str(value);
+        body.push('}');
+    }
+    body
+}
+
 /// The reply a constrained value stands for: a native call of a declared
 /// tool (with a fresh id), or the answer's text. A reply that already
 /// holds calls (a server that parsed the value itself), or whose text is
@@ -324,6 +383,24 @@ mod tests {
             "string"
         );
         assert_eq!(branches[1]["required"], json!(["answer"]));
+    }
+
+    #[test]
+    fn the_schema_text_puts_the_name_before_the_arguments() {
+        let schema = calls_schema(&decls());
+        let text = schema_text(&schema);
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, schema);
+        let branch = &text[text.find("\"properties\"").unwrap()..];
+        assert!(
+            branch.find("\"name\"").unwrap() < branch.find("\"arguments\"").unwrap(),
+            "{text}"
+        );
+        assert_eq!(
+            append_field("{\"a\":1}".into(), "f", "{\"x\":2}"),
+            "{\"a\":1,\"f\":{\"x\":2}}"
+        );
+        assert_eq!(append_field("{}".into(), "f", "3"), "{\"f\":3}");
     }
 
     #[test]

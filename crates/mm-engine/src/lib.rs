@@ -16,6 +16,7 @@
 pub mod answer_loop;
 mod assemble;
 pub mod constrained;
+pub mod doctor;
 mod driver;
 mod engine;
 mod error;
