@@ -1149,8 +1149,11 @@ impl Agent {
                 .generate_calls(&messages, &self.decls, &mut on_event, cancel)
                 .await;
         }
+        // `auto`: a reply that describes a command is asked for once more,
+        // constrained (docs/architecture.md#tool-calls-written-as-text).
+        let retry = self.config.constrained_calls == mm_config::ConstrainedCalls::Auto;
         self.engine
-            .generate(&messages, &self.decls, &mut on_event, cancel)
+            .generate_acting(&messages, &self.decls, retry, &mut on_event, cancel)
             .await
     }
 

@@ -593,6 +593,17 @@ mod tests {
         let v: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(v["response_format"]["json_schema"]["strict"], true);
         assert_eq!(v["tools"][0]["function"]["name"], "bash");
+        // The unconstrained request's text is the start of the constrained
+        // one's: the same prompt, the schema added last.
+        let mut plain = openai();
+        plain.settings.output_schema = None;
+        plain.settings.constrained_calls = false;
+        let plain =
+            String::from_utf8(plain.request(&[Message::user("ls")], &tools, true).body).unwrap();
+        assert!(
+            body.starts_with(plain.strip_suffix('}').unwrap()),
+            "{plain}\n{body}"
+        );
         let schema = &body[body.find("\"oneOf\"").unwrap()..];
         assert!(
             schema.find("\"name\"").unwrap() < schema.find("\"arguments\"").unwrap(),
