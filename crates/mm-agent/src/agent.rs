@@ -164,6 +164,8 @@ pub struct Agent {
     /// Why the next request must be compacted first (the server may have
     /// cut the last prompt silently).
     compact_next: bool,
+    /// Says once when the server recomputes the whole prompt every turn.
+    cache_watch: mm_engine::cache_watch::CacheWatch,
     /// What [`Agent::context_used`] says.
     in_context: u64,
 }
@@ -259,6 +261,7 @@ impl Agent {
             window_task,
             window_settled: false,
             compact_next: false,
+            cache_watch: Default::default(),
             in_context: 0,
             config,
         })
@@ -950,6 +953,9 @@ impl Agent {
             before_compaction = None;
             if let Some(u) = generation.usage {
                 self.take_usage(u, usage, sink);
+            }
+            if let Some(text) = self.cache_watch.observe(&self.engine, &generation) {
+                sink.event(Event::Notice { text });
             }
             let cancelled = generation.cancelled;
             let calls = self.keep_reply(generation);

@@ -15,6 +15,7 @@
 
 pub mod answer_loop;
 mod assemble;
+pub mod cache_watch;
 pub mod constrained;
 pub mod doctor;
 mod driver;
