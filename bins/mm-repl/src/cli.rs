@@ -103,7 +103,14 @@ pub struct Cli {
     #[arg(short = 'p', long = "prompt", value_name = "QUESTION")]
     pub prompt: Option<String>,
 
-    /// Output of one-shot mode.
+    /// Probe the configured server and model (window, template, native,
+    /// text-form and constrained calls, cache, speed), print what mm will
+    /// do and the settings it recommends, and exit: 0 when the server
+    /// answered, 1 when it did not. Nothing the model asks for is run.
+    #[arg(long, conflicts_with = "prompt")]
+    pub doctor: bool,
+
+    /// Output of one-shot mode and of --doctor.
     #[arg(long = "output-format", value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
 
@@ -158,6 +165,8 @@ mod tests {
         assert_eq!(cli.output_format, OutputFormat::Json);
         assert_eq!(cli.flags.settings.model.as_deref(), Some("ollama/x"));
         assert!(Cli::try_parse_from(["mm-repl", "--continue", "--resume", "x"]).is_err());
+        assert!(Cli::try_parse_from(["mm-repl", "--doctor", "-p", "x"]).is_err());
+        assert!(Cli::parse_from(["mm-repl", "--doctor"]).doctor);
     }
 
     #[test]

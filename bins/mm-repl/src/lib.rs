@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod complete;
+pub mod doctor;
 pub mod exit;
 pub mod json;
 pub mod keys;

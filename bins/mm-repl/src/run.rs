@@ -79,6 +79,9 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
         }
     };
     tracing::info!(model = %start.config.model, cwd = %start.cwd.display(), "starting");
+    if cli.doctor {
+        return crate::doctor::run(&start.config, cli.output_format).await;
+    }
 
     let one_shot = cli.prompt.is_some() || !std::io::stdin().is_terminal();
     let question = if one_shot {

@@ -146,3 +146,56 @@ fn a_server_that_says_nothing_cached_gives_zero_and_no_mention() {
         .unwrap();
     assert_eq!(usage["cached_tokens"], 0, "{usage}");
 }
+
+/// Three requests of one turn whose prompts grow, the server reading
+/// `cached[i]` tokens of each from its cache.
+fn growing(cached: [u64; 3]) -> Vec<Reply> {
+    let call = |n: usize, prompt: u64, cached: u64| {
+        Reply::stream(vec![
+            Step::ToolCall {
+                index: 0,
+                id: Some(format!("call_{n}")),
+                name: "bash".into(),
+                arguments: r#"{"command":"echo hi"}"#.into(),
+            },
+            Step::Usage {
+                prompt,
+                completion: 20,
+            },
+            Step::Cached { tokens: cached },
+        ])
+    };
+    vec![
+        call(1, 1000, cached[0]),
+        call(2, 1500, cached[1]),
+        Reply::stream(vec![
+            Step::text("It printed hi twice."),
+            Step::Usage {
+                prompt: 2000,
+                completion: 5,
+            },
+            Step::Cached { tokens: cached[2] },
+        ]),
+    ]
+}
+
+const RECOMPUTED: &str = "the model server computed the whole prompt again";
+
+#[test]
+fn a_server_that_recomputes_the_prompt_every_request_is_told_once_with_its_fix() {
+    let w = World::new(growing([0, 0, 0]), "");
+    let out = w.run(&["-p", "run echo hi twice"], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.matches(RECOMPUTED).count(), 1, "{stderr}");
+    assert!(stderr.contains("read 0 of the 1500 tokens"), "{stderr}");
+    assert!(stderr.contains("--swa-full"), "{stderr}");
+    assert!(stderr.contains("--cache-reuse"), "{stderr}");
+
+    // A cache that serves each prompt's start says nothing.
+    let w = World::new(growing([0, 990, 1490]), "");
+    let out = w.run(&["-p", "run echo hi twice"], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains(RECOMPUTED), "{stderr}");
+}

@@ -131,3 +131,78 @@ fn auto_leaves_a_template_that_renders_tools_alone_and_off_never_constrains() {
         assert!(chat.get("response_format").is_none(), "{extra}: {chat}");
     }
 }
+
+/// A reply that describes the command in a shell fence, then (the retry)
+/// the constrained call, then the answer.
+fn prose_then_call() -> Vec<Reply> {
+    vec![
+        Reply::text("Here is the command:\n\n```bash\necho hi\n```\n"),
+        streamed(r#"{"name":"bash","arguments":{"command":"echo hi"}}"#),
+        Reply::text("It printed hi."),
+    ]
+}
+
+#[test]
+fn auto_asks_again_constrained_when_the_reply_describes_a_command() {
+    let w = with_script(prose_then_call(), true, "");
+    let out = w.run(&["-p", "Run the shell command `echo hi`"], None);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(stdout.ends_with("It printed hi.\n"), "{stdout}");
+    assert!(
+        stderr.contains("the model described a command instead of calling a tool"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("🛠️  bash: echo hi\n"), "stderr: {stderr}");
+
+    let chats = w.chats();
+    assert_eq!(chats.len(), 3, "{chats:?}");
+    let (first, retry) = (&chats[0], &chats[1]);
+    assert!(first.get("response_format").is_none());
+    assert_eq!(retry["response_format"]["type"], "json_schema");
+    // The prompt is byte for byte the first one's: only the schema added.
+    assert_eq!(first["messages"].to_string(), retry["messages"].to_string());
+    assert_eq!(first["tools"].to_string(), retry["tools"].to_string());
+    let mut rest = retry.as_object().unwrap().clone();
+    rest.remove("response_format");
+    assert_eq!(&serde_json::Value::Object(rest), first);
+    // The retry's call ran, and only it is in the history: not the prose.
+    let third = messages(&chats[2]);
+    let result = third.last().unwrap();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["content"], "hi\n");
+    assert!(!chats[2].to_string().contains("Here is the command"));
+    // The answer after the call is not constrained.
+    assert!(chats[2].get("response_format").is_none());
+}
+
+#[test]
+fn no_retry_for_a_how_question_or_with_off() {
+    // A question about a command is answered as it came.
+    let w = with_script(prose_then_call(), true, "");
+    let out = w.run(&["-p", "How do I print hi in the shell?"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(w.chats().len(), 1);
+    // constrainedCalls: off never asks again.
+    let w = with_script(prose_then_call(), true, "constrainedCalls: off\n");
+    let out = w.run(&["-p", "Run the shell command `echo hi`"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(w.chats().len(), 1);
+    assert!(!text(&out.stderr).contains("described a command"));
+}
+
+/// [`with_caps`] with its own script.
+fn with_script(script: Vec<Reply>, supports_tools: bool, extra: &str) -> World {
+    let props = json!({
+        "default_generation_settings": {"n_ctx": 8192},
+        "chat_template_caps": {"supports_tools": supports_tools},
+    });
+    World::serving(
+        script,
+        extra,
+        Options {
+            routes: vec![Route::get("/props", props)],
+            ..Options::default()
+        },
+    )
+}

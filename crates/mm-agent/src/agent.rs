@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mm_config::{Config, ConstrainedCalls};
+use mm_config::Config;
 use mm_engine::{
     Engine, EngineError, GenerateError, Generation, Message, StreamEvent, ToolCall, ToolDecl,
     Usage, Window, WindowSource,
@@ -169,6 +169,8 @@ pub struct Agent {
     compact_next: bool,
     /// Whether this session's `SessionStart` hooks ran.
     hook_session_started: bool,
+    /// Says once when the server recomputes the whole prompt every turn.
+    cache_watch: mm_engine::cache_watch::CacheWatch,
     /// What [`Agent::context_used`] says.
     in_context: u64,
 }
@@ -265,6 +267,7 @@ impl Agent {
             window_settled: false,
             compact_next: false,
             hook_session_started: false,
+            cache_watch: Default::default(),
             in_context: 0,
             config,
         })
@@ -1030,6 +1033,9 @@ impl Agent {
             if let Some(u) = generation.usage {
                 self.take_usage(u, usage, sink);
             }
+            if let Some(text) = self.cache_watch.observe(&self.engine, &generation) {
+                sink.event(Event::Notice { text });
+            }
             let cancelled = generation.cancelled;
             let calls = self.keep_reply(generation);
             if cancelled {
@@ -1235,8 +1241,11 @@ impl Agent {
                 .generate_calls(&messages, &self.decls, &mut on_event, cancel)
                 .await;
         }
+        // `auto`: a reply that describes a command is asked for once more,
+        // constrained (docs/architecture.md#tool-calls-written-as-text).
+        let retry = self.config.constrained_calls == mm_config::ConstrainedCalls::Auto;
         self.engine
-            .generate(&messages, &self.decls, &mut on_event, cancel)
+            .generate_acting(&messages, &self.decls, retry, &mut on_event, cancel)
             .await
     }
 
@@ -1245,14 +1254,7 @@ impl Agent {
     /// server that can, `auto` when the server said the model's template
     /// cannot render tools (docs/reference/settings.md).
     fn constrains_calls(&self) -> bool {
-        if self.decls.is_empty() || !self.engine.can_constrain_calls() {
-            return false;
-        }
-        match self.config.constrained_calls {
-            ConstrainedCalls::Always => true,
-            ConstrainedCalls::Auto => self.engine.renders_tools() == Some(false),
-            ConstrainedCalls::Off => false,
-        }
+        !self.decls.is_empty() && self.engine.constrains_calls(self.config.constrained_calls)
     }
 
     /// Characters of the next request.

@@ -71,6 +71,8 @@ pub struct Assembler<'s> {
     answer_guard: answer_loop::Guard,
     /// The answer looped: what follows is dropped, `content` is cut.
     looped: bool,
+    /// A usage delta said how much of the prompt was cached.
+    cache_reported: bool,
 }
 
 impl<'s> Assembler<'s> {
@@ -89,6 +91,7 @@ impl<'s> Assembler<'s> {
             text_error: None,
             answer_guard: answer_loop::Guard::new(),
             looped: false,
+            cache_reported: false,
         }
     }
 
@@ -117,6 +120,11 @@ impl<'s> Assembler<'s> {
     /// Whether the server said the answer is complete.
     pub fn ended(&self) -> bool {
         self.ended
+    }
+
+    /// Whether the server said how much of the prompt its cache held.
+    pub fn cache_reported(&self) -> bool {
+        self.cache_reported
     }
 
     fn emit(&mut self, e: StreamEvent) {
@@ -428,6 +436,7 @@ impl DeltaSink for Assembler<'_> {
                 }
                 if let Some(c) = cached {
                     u.cached_tokens = c;
+                    self.cache_reported = true;
                 }
                 if let Some(c) = completion {
                     u.completion_tokens = c;

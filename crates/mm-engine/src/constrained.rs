@@ -45,6 +45,65 @@ pub fn calls_schema(tools: &[ToolDecl]) -> Value {
     json!({"oneOf": branches})
 }
 
+/// `schema` as JSON text with every object's `name` key first. A server
+/// that turns a schema into a grammar (llama.cpp, Ollama) writes an
+/// object's properties in the order they come, and `serde_json` sorts
+/// them, which puts a call's `arguments` before its `name`: a small model
+/// then starts `{"a` and drifts into the `answer` branch. Measured on
+/// SmolLM2-135M with a one-tool probe: 3 calls in 10 with `arguments`
+/// first, 10 in 10 with `name` first.
+pub fn schema_text(schema: &Value) -> String {
+    let mut out = String::new();
+    write_ordered(schema, &mut out);
+    out
+}
+
+fn write_ordered(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(map) => {
+            out.push('{');
+            let named = map.get_key_value("name");
+            let rest = map.iter().filter(|(k, _)| k.as_str() != "name");
+            for (i, (k, v)) in named.into_iter().chain(rest).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_ordered(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_ordered(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// `body` (a JSON object's text) with `"key":value` added last, `value`
+/// given as text (see [`schema_text`]).
+pub(crate) fn append_field(mut body: String, key: &str, value: &str) -> String {
+    if body.ends_with('}') {
+        body.pop();
+        if !body.ends_with('{') {
+            body.push(',');
+        }
+        body.push_str(&Value::String(key.to_owned()).to_string());
+        body.push(':');
+        body.push_str(value);
+        body.push('}');
+    }
+    body
+}
+
 /// The reply a constrained value stands for: a native call of a declared
 /// tool (with a fresh id), or the answer's text. A reply that already
 /// holds calls (a server that parsed the value itself), or whose text is
@@ -94,6 +153,102 @@ pub fn to_reply(message: Message, tools: &[ToolDecl]) -> Message {
             tool_calls,
         },
     }
+}
+
+/// The notice a retry of a reply that described a command says, once.
+pub const RETRY_NOTICE: &str = "the model described a command instead of calling a tool; \
+asking once more with its reply held to a declared call or an answer";
+
+/// Code fences whose info string names a shell.
+const SHELL_FENCES: &[&str] = &[
+    "bash",
+    "sh",
+    "shell",
+    "zsh",
+    "console",
+    "terminal",
+    "shell-session",
+    "shellsession",
+];
+
+/// Openings of a question about a command rather than a request to run it.
+const ASKS_HOW: &[&str] = &["how ", "what ", "why ", "explain", "which ", "show me how"];
+
+/// Whether `reply`, the answer to `messages`, described a command where it
+/// should have called `bash` (docs/architecture.md#tool-calls-written-as-text):
+/// `bash` is declared, the reply holds no call (native or recovered) but
+/// text, the text shows a command (a code fence tagged as a shell, or a
+/// line that begins `$ `, or a line that is a command the question wrote
+/// in backticks), and the question asked to act, not how (it does not
+/// open with how, what, why, which or explain, nor hold "how do", "how to"
+/// or "how can").
+pub fn describes_command(reply: &Message, messages: &[Message], tools: &[ToolDecl]) -> bool {
+    let Message::Assistant {
+        content,
+        tool_calls,
+        ..
+    } = reply
+    else {
+        return false;
+    };
+    if !tool_calls.is_empty()
+        || content.trim().is_empty()
+        || !tools.iter().any(|t| t.name == "bash")
+    {
+        return false;
+    }
+    let Some(question) = messages.iter().rev().find_map(|m| match m {
+        Message::User { content } => Some(content.as_str()),
+        _ => None,
+    }) else {
+        return false;
+    };
+    let asked = question.trim().to_lowercase();
+    if ASKS_HOW.iter().any(|w| asked.starts_with(w))
+        || ["how do", "how to", "how can"]
+            .iter()
+            .any(|w| asked.contains(w))
+    {
+        return false;
+    }
+    let named = backticked(question);
+    let mut in_shell_fence = false;
+    let mut in_fence = false;
+    for line in content.lines() {
+        let t = line.trim();
+        if let Some(info) = t.strip_prefix("```") {
+            if in_fence {
+                in_fence = false;
+                in_shell_fence = false;
+            } else {
+                in_fence = true;
+                let info = info.trim().to_lowercase();
+                in_shell_fence = SHELL_FENCES.contains(&info.as_str());
+            }
+            continue;
+        }
+        if in_shell_fence && !t.is_empty() {
+            return true;
+        }
+        let command = t.strip_prefix("$ ").map(str::trim);
+        if command.is_some_and(|c| !c.is_empty()) {
+            return true;
+        }
+        let bare = t.trim_matches('`').trim();
+        if !bare.is_empty() && named.contains(&bare) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The spans of `text` in single backticks.
+fn backticked(text: &str) -> Vec<&str> {
+    text.split('`')
+        .enumerate()
+        .filter(|(i, s)| i % 2 == 1 && !s.trim().is_empty())
+        .map(|(_, s)| s.trim())
+        .collect()
 }
 
 /// Reads the text of a constrained reply as it streams and gives back the
@@ -249,6 +404,38 @@ impl Engine {
         self.rebuilt_with(settings, self.inner.window.clone(), false)
     }
 
+    /// One request that should act: sent as usual, and when `retry` is set
+    /// on a server that can constrain (`constrainedCalls: auto`), a reply
+    /// that [`describes_command`] instead of calling is asked for once
+    /// more, the same messages and tools with only the calls schema added
+    /// (the server's cache serves the whole prompt), after a notice. The
+    /// retry's reply replaces the first; its usage counts both answers.
+    pub async fn generate_acting(
+        &self,
+        messages: &[Message],
+        tools: &[ToolDecl],
+        retry: bool,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Generation, GenerateError> {
+        let first = self.generate(messages, tools, on_event, cancel).await?;
+        if !retry
+            || first.cancelled
+            || !self.can_constrain_calls()
+            || !describes_command(&first.message, messages, tools)
+        {
+            return Ok(first);
+        }
+        on_event(StreamEvent::Notice(RETRY_NOTICE.to_owned()));
+        let mut again = self
+            .generate_calls(messages, tools, on_event, cancel)
+            .await?;
+        if let (Some(u), Some(before)) = (&mut again.usage, first.usage) {
+            u.completion_tokens += before.completion_tokens;
+        }
+        Ok(again)
+    }
+
     /// One constrained request ([`Engine::with_constrained_calls`]): the
     /// answer branch's text streams to `on_event` as it is decoded; the
     /// value comes back as a native call or the answer ([`to_reply`]).
@@ -324,6 +511,81 @@ mod tests {
             "string"
         );
         assert_eq!(branches[1]["required"], json!(["answer"]));
+    }
+
+    fn asked(question: &str, reply: &str) -> bool {
+        describes_command(
+            &Message::assistant(reply),
+            &[Message::system("s"), Message::user(question)],
+            &decls(),
+        )
+    }
+
+    #[test]
+    fn a_reply_describes_a_command_only_by_the_rule() {
+        // Replies SmolLM2-135M gave to "Run the shell command `ls`.".
+        let q = "Run the shell command `ls`.";
+        for reply in [
+            "Here's a simple shell command:\n\n```bash\nls\n```\n\nThis lists the files.",
+            "$ bash ls\n\nI'm ready to assist.",
+            "$ sudo bash -c \"ls\"\nThe bash shell is currently running `ls`.",
+            "Sure:\n\nls\n",
+            "```sh\nls -la\n```",
+        ] {
+            assert!(asked(q, reply), "{reply:?}");
+        }
+        for reply in [
+            "The `ls` command lists the files of a folder.",
+            "```python\nprint(1)\n```",
+            "```bash\n```",
+            "Cost: $ 5",
+            "",
+        ] {
+            assert!(!asked(q, reply), "{reply:?}");
+        }
+        // A question about a command is answered, not retried.
+        for q in [
+            "How do I list files?",
+            "what does `ls` do",
+            "Explain ls",
+            "Show me how to run ls",
+        ] {
+            assert!(!asked(q, "```bash\nls\n```"), "{q:?}");
+        }
+        // A call, or no bash declared: nothing to retry.
+        let call = Message::Assistant {
+            content: "```bash\nls\n```".into(),
+            reasoning: vec![],
+            tool_calls: vec![ToolCall {
+                id: "c".into(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            }],
+        };
+        assert!(!describes_command(&call, &[Message::user(q)], &decls()));
+        assert!(!describes_command(
+            &Message::assistant("```bash\nls\n```"),
+            &[Message::user(q)],
+            &[]
+        ));
+    }
+
+    #[test]
+    fn the_schema_text_puts_the_name_before_the_arguments() {
+        let schema = calls_schema(&decls());
+        let text = schema_text(&schema);
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, schema);
+        let branch = &text[text.find("\"properties\"").unwrap()..];
+        assert!(
+            branch.find("\"name\"").unwrap() < branch.find("\"arguments\"").unwrap(),
+            "{text}"
+        );
+        assert_eq!(
+            append_field("{\"a\":1}".into(), "f", "{\"x\":2}"),
+            "{\"a\":1,\"f\":{\"x\":2}}"
+        );
+        assert_eq!(append_field("{}".into(), "f", "3"), "{\"f\":3}");
     }
 
     #[test]

@@ -242,11 +242,13 @@ enum Attempt {
 impl Attempt {
     /// The answer `asm` assembled, whole.
     fn done(asm: Assembler<'_>) -> Attempt {
+        let cache_reported = asm.cache_reported();
         let (message, usage) = asm.finish();
         Attempt::Done(Generation {
             message,
             usage,
             cancelled: false,
+            cache_reported,
         })
     }
 
@@ -275,6 +277,7 @@ fn cancelled(message: Message, usage: Option<crate::types::Usage>) -> Generation
         message,
         usage,
         cancelled: true,
+        cache_reported: false,
     }
 }
 
@@ -617,11 +620,13 @@ impl Inner {
                 partial: Some(m),
             });
         }
+        let cache_reported = asm.cache_reported();
         let (message, usage) = asm.finish();
         Ok(Generation {
             message,
             usage,
             cancelled: false,
+            cache_reported,
         })
     }
 }
@@ -711,6 +716,7 @@ impl Engine {
                 message,
                 usage: None,
                 cancelled: false,
+                cache_reported: false,
             },
             Err(e) => return Err(e),
         };

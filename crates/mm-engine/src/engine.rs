@@ -22,6 +22,9 @@ pub struct Generation {
     pub usage: Option<Usage>,
     /// The request was cancelled; `message` is the partial answer.
     pub cancelled: bool,
+    /// The server said how much of the prompt it read from its cache
+    /// (`usage.cached_tokens` is its count, not a missing one).
+    pub cache_reported: bool,
 }
 
 /// A configured model server. Cheap to clone; `Send + Sync`.

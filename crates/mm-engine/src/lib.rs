@@ -15,7 +15,9 @@
 
 pub mod answer_loop;
 mod assemble;
+pub mod cache_watch;
 pub mod constrained;
+pub mod doctor;
 mod driver;
 mod engine;
 mod error;

@@ -1,10 +1,27 @@
-//! Splits `<think>…</think>` at the start of the answer into reasoning.
-//! Models such as Qwen3 and DeepSeek-R1 write their
-//! reasoning in the content through plain servers; chunks may cut a tag at
-//! any byte, so partial tags are held back until they can be decided.
+//! Splits reasoning written into the answer text from the answer:
+//! `<think>…</think>` at the start (Qwen3, DeepSeek-R1 through plain
+//! servers), and gpt-oss's harmony channels when a server passes them
+//! through as text (`<|channel|>analysis<|message|>…<|end|>` is reasoning,
+//! `<|start|>assistant<|channel|>final<|message|>…` the answer, its
+//! `<|return|>` dropped). Chunks may cut a tag at any byte, so partial
+//! tags are held back until they can be decided. Any other channel
+//! (`commentary`, a tool call's) stays text, as written.
 
 const OPEN: &str = "<think>";
 const CLOSE: &str = "</think>";
+/// A harmony message's header starts here...
+const CHANNEL: &str = "<|channel|>";
+/// ...and ends here, where its text begins.
+const MESSAGE: &str = "<|message|>";
+/// The end of a harmony message that another follows.
+const END: &str = "<|end|>";
+/// The end of the final harmony message.
+const RETURN: &str = "<|return|>";
+/// What may come before the next message's channel.
+const START: &str = "<|start|>assistant";
+/// The longest harmony header read (`analysis`, `final`,
+/// `commentary to=functions.bash <|constrain|>json`).
+const MAX_HEADER: usize = 256;
 
 /// A piece of content after splitting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,12 +32,17 @@ pub enum Piece<'a> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Nothing decided yet: leading whitespace and a possible partial `<think>`.
+    /// Nothing decided yet: leading whitespace and a possible partial
+    /// `<think>`, `<|channel|>` or `<|start|>assistant`.
     Start,
-    /// Inside the think block.
+    /// Inside a think block or a harmony analysis message.
     Thinking,
     /// Just after `</think>`: whitespace before the answer is dropped.
     AfterThink,
+    /// A harmony header, up to `<|message|>`.
+    Header,
+    /// The harmony final message: text, its end tokens dropped.
+    Final,
     /// Plain answer text; everything passes through.
     Text,
 }
@@ -30,6 +52,8 @@ enum State {
 pub struct ThinkSplitter {
     state: State,
     held: String,
+    /// What ends the reasoning being read: `</think>` or `<|end|>`.
+    close: &'static str,
 }
 
 impl Default for ThinkSplitter {
@@ -37,6 +61,7 @@ impl Default for ThinkSplitter {
         ThinkSplitter {
             state: State::Start,
             held: String::new(),
+            close: CLOSE,
         }
     }
 }
@@ -55,39 +80,93 @@ impl ThinkSplitter {
                 }
             }
             State::AfterThink => self.after_think(chunk, out),
-            State::Start => {
-                self.held.push_str(chunk);
-                let trimmed = self.held.trim_start();
-                if let Some(rest) = trimmed.strip_prefix(OPEN) {
-                    let rest = rest.to_owned();
-                    self.held.clear();
-                    self.state = State::Thinking;
-                    self.thinking(&rest, out);
-                } else if !OPEN.starts_with(trimmed) {
-                    // Not a think block: everything held is answer text.
-                    self.state = State::Text;
-                    let held = std::mem::take(&mut self.held);
-                    out(Piece::Text(&held));
-                }
-                // else: still a possible prefix of `<think>`; keep holding.
-            }
+            State::Start => self.start(chunk, out),
             State::Thinking => self.thinking(chunk, out),
+            State::Header => self.header(chunk, out),
+            State::Final => self.final_text(chunk, out),
         }
+    }
+
+    fn start(&mut self, chunk: &str, out: &mut impl FnMut(Piece<'_>)) {
+        self.held.push_str(chunk);
+        let trimmed = self.held.trim_start();
+        let after_start = trimmed.strip_prefix(START).unwrap_or(trimmed);
+        if let Some(rest) = trimmed.strip_prefix(OPEN) {
+            let rest = rest.to_owned();
+            self.held.clear();
+            self.state = State::Thinking;
+            self.close = CLOSE;
+            self.thinking(&rest, out);
+        } else if let Some(rest) = after_start.strip_prefix(CHANNEL) {
+            let rest = rest.to_owned();
+            self.held.clear();
+            self.state = State::Header;
+            self.header(&rest, out);
+        } else if !(OPEN.starts_with(trimmed)
+            || START.starts_with(trimmed)
+            || (after_start.len() < trimmed.len() && CHANNEL.starts_with(after_start))
+            || CHANNEL.starts_with(trimmed))
+        {
+            // Not reasoning: everything held is answer text.
+            self.state = State::Text;
+            let held = std::mem::take(&mut self.held);
+            out(Piece::Text(&held));
+        }
+        // else: still a possible prefix of an opener; keep holding.
+    }
+
+    fn header(&mut self, chunk: &str, out: &mut impl FnMut(Piece<'_>)) {
+        self.held.push_str(chunk);
+        let Some(pos) = self.held.find(MESSAGE) else {
+            if self.held.len() > MAX_HEADER {
+                self.header_is_text(out);
+            }
+            return;
+        };
+        let channel = self.held[..pos].trim().to_owned();
+        let rest = self.held[pos + MESSAGE.len()..].to_owned();
+        if channel == "analysis" {
+            self.held.clear();
+            self.state = State::Thinking;
+            self.close = END;
+            self.thinking(&rest, out);
+        } else if channel == "final" {
+            self.held.clear();
+            self.state = State::Final;
+            self.final_text(&rest, out);
+        } else {
+            self.header_is_text(out);
+        }
+    }
+
+    /// A header that opens no reasoning nor the final answer: the whole
+    /// message is text, as written.
+    fn header_is_text(&mut self, out: &mut impl FnMut(Piece<'_>)) {
+        let held = std::mem::take(&mut self.held);
+        self.state = State::Text;
+        out(Piece::Text(&format!("{CHANNEL}{held}")));
     }
 
     fn thinking(&mut self, chunk: &str, out: &mut impl FnMut(Piece<'_>)) {
         self.held.push_str(chunk);
-        if let Some(pos) = self.held.find(CLOSE) {
+        if let Some(pos) = self.held.find(self.close) {
             let held = std::mem::take(&mut self.held);
             if pos > 0 {
                 out(Piece::Reasoning(&held[..pos]));
             }
-            self.state = State::AfterThink;
-            self.after_think(&held[pos + CLOSE.len()..], out);
+            let rest = &held[pos + self.close.len()..];
+            if self.close == END {
+                // The next harmony message (the final one) follows.
+                self.state = State::Start;
+                self.start(rest, out);
+            } else {
+                self.state = State::AfterThink;
+                self.after_think(rest, out);
+            }
             return;
         }
-        // Emit all but the longest tail that could start `</think>`.
-        let keep = partial_suffix(&self.held, CLOSE);
+        // Emit all but the longest tail that could start the close tag.
+        let keep = partial_suffix(&self.held, self.close);
         let emit = self.held.len() - keep;
         if emit > 0 {
             out(Piece::Reasoning(&self.held[..emit]));
@@ -103,15 +182,38 @@ impl ThinkSplitter {
         }
     }
 
+    /// The final harmony message: text, without `<|return|>` or `<|end|>`.
+    fn final_text(&mut self, chunk: &str, out: &mut impl FnMut(Piece<'_>)) {
+        self.held.push_str(chunk);
+        loop {
+            let found = [RETURN, END]
+                .iter()
+                .filter_map(|t| self.held.find(t).map(|at| (at, t.len())))
+                .min();
+            let Some((at, len)) = found else { break };
+            if at > 0 {
+                out(Piece::Text(&self.held[..at]));
+            }
+            self.held.drain(..at + len);
+        }
+        let keep = partial_suffix(&self.held, RETURN).max(partial_suffix(&self.held, END));
+        let emit = self.held.len() - keep;
+        if emit > 0 {
+            out(Piece::Text(&self.held[..emit]));
+            self.held.drain(..emit);
+        }
+    }
+
     /// End of content: whatever is held is released as what it most likely is.
     pub fn finish(&mut self, out: &mut impl FnMut(Piece<'_>)) {
         let held = std::mem::take(&mut self.held);
         match self.state {
-            State::Start => {
+            State::Start | State::Final => {
                 if !held.is_empty() {
                     out(Piece::Text(&held));
                 }
             }
+            State::Header => out(Piece::Text(&format!("{CHANNEL}{held}"))),
             State::Thinking => {
                 if !held.is_empty() {
                     out(Piece::Reasoning(&held));
@@ -126,7 +228,7 @@ impl ThinkSplitter {
     /// partial message of a cancelled or failed generation.
     pub fn held(&self) -> (&str, &str) {
         match self.state {
-            State::Start => (&self.held, ""),
+            State::Start | State::Final | State::Header => (&self.held, ""),
             State::Thinking => ("", &self.held),
             _ => ("", ""),
         }
@@ -242,6 +344,62 @@ mod tests {
             run(&["<think>a </", "b> c </thi", "nk>done"]),
             ("done".into(), "a </b> c ".into())
         );
+    }
+
+    /// `input` cut at every pair of places gives `want`.
+    fn every_cut(input: &str, want: (&str, &str)) {
+        let want = (want.0.to_owned(), want.1.to_owned());
+        assert_eq!(run(&[input]), want);
+        for i in (0..=input.len()).filter(|i| input.is_char_boundary(*i)) {
+            for j in (i..=input.len()).filter(|j| input.is_char_boundary(*j)) {
+                assert_eq!(
+                    run(&[&input[..i], &input[i..j], &input[j..]]),
+                    want,
+                    "split at {i},{j}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn harmony_channels_split_at_every_byte_position() {
+        // As a server that does not parse harmony passes gpt-oss's output.
+        every_cut(
+            "<|channel|>analysis<|message|>User asks 2+2. Easy.<|end|>\
+             <|start|>assistant<|channel|>final<|message|>It is **4**.<|return|>",
+            ("It is **4**.", "User asks 2+2. Easy."),
+        );
+        // The final message alone, and one cut off before `<|return|>`.
+        every_cut(
+            "<|start|>assistant<|channel|>final<|message|>Hi<|end|>",
+            ("Hi", ""),
+        );
+        every_cut(
+            "<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|channel|>final<|message|>Yes",
+            ("Yes", "hm"),
+        );
+        // Reasoning that never ends is reasoning.
+        every_cut("<|channel|>analysis<|message|>still <|e", ("", "still <|e"));
+    }
+
+    #[test]
+    fn other_channels_and_lookalikes_stay_text() {
+        let call = "<|channel|>commentary to=functions.bash <|constrain|>json<|message|>{\"command\":\"ls\"}<|call|>";
+        assert_eq!(run(&[call]), (call.to_owned(), String::new()));
+        assert_eq!(
+            run(&["<|chan", "nel|>final but no message"]),
+            ("<|channel|>final but no message".into(), String::new())
+        );
+        for text in ["<|im_start|>x", "<|start|>user", "<| not a tag", "<|"] {
+            assert_eq!(run(&[text]), (text.to_owned(), String::new()), "{text}");
+        }
+        // Later in the answer, a channel is text.
+        assert_eq!(
+            run(&["See ", "<|channel|>analysis<|message|>x"]),
+            ("See <|channel|>analysis<|message|>x".into(), String::new())
+        );
+        let long = format!("<|channel|>{}", "a".repeat(300));
+        assert_eq!(run(&[&long]), (long.clone(), String::new()));
     }
 
     #[test]

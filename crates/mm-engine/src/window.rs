@@ -86,20 +86,20 @@ impl Window {
 
 /// What a server said of a model: its window, and whether its template
 /// renders tools (`None`: not said).
-type Found = (Window, Option<bool>);
+pub(crate) type Found = (Window, Option<bool>);
 
 /// Answers already had in this process, by provider, address and model.
-fn cache() -> &'static Mutex<HashMap<String, Found>> {
+pub(crate) fn cache() -> &'static Mutex<HashMap<String, Found>> {
     static CACHE: OnceLock<Mutex<HashMap<String, Found>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-fn cache_key(inner: &Inner) -> String {
+pub(crate) fn cache_key(inner: &Inner) -> String {
     format!("{}\n{}\n{}", inner.spec.name, inner.base_url, inner.model)
 }
 
 /// Why one question got no usable answer.
-enum Miss {
+pub(crate) enum Miss {
     /// Nothing answers there (yet): not worth remembering.
     Unreachable,
     /// The server answered, but not with a window.
@@ -108,7 +108,7 @@ enum Miss {
 
 impl Inner {
     /// Send one probe; the JSON of a 2xx answer.
-    async fn probe_json<T>(
+    pub(crate) async fn probe_json<T>(
         &self,
         probe: &Probe<T>,
         limit: Duration,
@@ -155,7 +155,7 @@ impl Inner {
 
     /// The window, and whether the template renders tools when an answer
     /// on the way said so.
-    async fn ask_window(&self, tools: &mut Option<bool>) -> Result<Window, Miss> {
+    pub(crate) async fn ask_window(&self, tools: &mut Option<bool>) -> Result<Window, Miss> {
         let mut miss = Miss::Unreachable;
         for probe in self.provider.window_probes() {
             match self.probe_json(&probe, PROBE_TIMEOUT).await {

@@ -149,6 +149,16 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn known_window(&self) -> Option<u64> {
         None
     }
+    /// The question that tells the window the loaded model runs with now
+    /// (Ollama's `/api/ps`), for `--doctor`.
+    fn running_window_probe(&self) -> Option<Probe<u64>> {
+        None
+    }
+    /// The question that tells the model's own (trained) window, where it
+    /// differs from the one mm runs it with (Ollama), for `--doctor`.
+    fn model_window_probe(&self) -> Option<Probe<u64>> {
+        None
+    }
     /// The question that lists the server's models.
     fn models_probe(&self) -> Option<Probe<Vec<ModelEntry>>> {
         None

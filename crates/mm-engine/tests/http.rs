@@ -116,6 +116,68 @@ async fn reasoning(p: &str) {
     );
 }
 
+/// Reasoning a server leaves in the answer's text, as `<think>` tags or as
+/// gpt-oss's harmony channels, is reasoning on every wire.
+async fn reasoning_written_as_text(p: &str) {
+    for (pieces, reasoning, answer) in [
+        (
+            vec!["<thi", "nk>Short.</th", "ink>\n\nFour."],
+            "Short.",
+            "Four.",
+        ),
+        (
+            vec![
+                "<|channel|>analysis<|mes",
+                "sage|>2+2 is 4.<|end|><|start|>assistant",
+                "<|channel|>final<|message|>Four.<|ret",
+                "urn|>",
+            ],
+            "2+2 is 4.",
+            "Four.",
+        ),
+    ] {
+        let server = mock(vec![Reply::stream(
+            pieces.iter().map(|t| Step::text(*t)).collect(),
+        )])
+        .await;
+        let e = engine(&cfg(p, &server.url()));
+        let (events, r) = run(&e, &ask("2+2?"), &[]).await;
+        let g = r.unwrap();
+        let shown: String = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        let thought: String = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Reasoning(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            (shown.as_str(), thought.as_str()),
+            (answer, reasoning),
+            "{p}"
+        );
+        assert_eq!(
+            g.message,
+            Message::Assistant {
+                content: answer.into(),
+                reasoning: vec![Reasoning {
+                    text: reasoning.into(),
+                    signature: None,
+                    redacted: None,
+                }],
+                tool_calls: vec![],
+            },
+            "{p}"
+        );
+    }
+}
+
 async fn parallel_tool_calls(p: &str) {
     let server = mock(vec![Reply::stream(vec![
         Step::text("Checking."),
@@ -1091,6 +1153,7 @@ macro_rules! per_provider {
             const P: &str = $provider;
             #[tokio::test] async fn plain_answer() { super::plain_answer(P).await }
             #[tokio::test] async fn reasoning() { super::reasoning(P).await }
+            #[tokio::test] async fn reasoning_written_as_text() { super::reasoning_written_as_text(P).await }
             #[tokio::test] async fn parallel_tool_calls_and_usage() { super::parallel_tool_calls(P).await }
             #[tokio::test] async fn history_sent() { super::history_sent(P).await }
             #[tokio::test] async fn stall_then_whole() { super::stall_then_whole(P).await }

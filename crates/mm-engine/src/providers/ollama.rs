@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::openai::tools_json;
 use super::{ProviderSettings, in_window_range, window_field};
+use crate::constrained::{append_field, schema_text};
 use crate::error::{EngineError, stream_server_error};
 use crate::types::{Message, ToolDecl};
 use crate::wire::{
@@ -92,7 +93,9 @@ impl Provider for Ollama {
         // A structured answer constrains the whole output: no tool call.
         // Constrained calls keep the tools declared: the prompt is the one
         // an unconstrained request renders.
-        if let Some(schema) = &s.output_schema {
+        if let Some(schema) = &s.output_schema
+            && !s.constrained_calls
+        {
             body["format"] = schema.clone();
         }
         if !tools.is_empty() && (s.output_schema.is_none() || s.constrained_calls) {
@@ -106,10 +109,17 @@ impl Provider for Ollama {
         } else if let Some(think) = self.think() {
             body["think"] = think;
         }
+        let mut text = body.to_string();
+        if let Some(schema) = &s.output_schema
+            && s.constrained_calls
+        {
+            // As text, each call's name before its arguments.
+            text = append_field(text, "format", &schema_text(schema));
+        }
         WireRequest {
             url: format!("{}/api/chat", s.base_url),
             headers: self.headers(),
-            body: body.to_string().into_bytes(),
+            body: text.into_bytes(),
         }
     }
 
@@ -164,6 +174,22 @@ impl Provider for Ollama {
         Some(caps.iter().any(|c| c.as_str() == Some("tools")))
     }
 
+    fn running_window_probe(&self) -> Option<Probe<u64>> {
+        Some(Probe {
+            label: "/api/ps",
+            url: format!("{}/api/ps", self.settings.base_url),
+            headers: self.headers(),
+            body: None,
+            read: read_ps,
+        })
+    }
+
+    fn model_window_probe(&self) -> Option<Probe<u64>> {
+        let mut probe = self.window_probes().pop()?;
+        probe.read = read_trained;
+        Some(probe)
+    }
+
     fn models_probe(&self) -> Option<Probe<Vec<ModelEntry>>> {
         Some(Probe {
             label: "/api/tags",
@@ -200,6 +226,33 @@ fn read_show(v: &Value, _model: &str) -> Option<u64> {
         window_field(info.get(format!("{arch}.context_length")))
     };
     set.or_else(|| trained().map(|n| n.min(FALLBACK_WINDOW)))
+}
+
+/// The model's trained window, from `/api/show`.
+fn read_trained(v: &Value, _model: &str) -> Option<u64> {
+    let info = v.get("model_info")?;
+    let arch = info.get("general.architecture")?.as_str()?;
+    window_field(info.get(format!("{arch}.context_length")))
+}
+
+/// The `context_length` the loaded `model` runs with, from `/api/ps`
+/// (a name without a tag is the `latest` one).
+fn read_ps(v: &Value, model: &str) -> Option<u64> {
+    let tagged = if model.contains(':') {
+        model.to_owned()
+    } else {
+        format!("{model}:latest")
+    };
+    v.get("models")?
+        .as_array()?
+        .iter()
+        .find(|m| {
+            ["name", "model"]
+                .iter()
+                .filter_map(|k| m.get(*k).and_then(Value::as_str))
+                .any(|n| n == model || n == tagged)
+        })
+        .and_then(|m| window_field(m.get("context_length")))
 }
 
 fn read_tags(v: &Value, _model: &str) -> Option<Vec<ModelEntry>> {
@@ -321,6 +374,20 @@ mod tests {
             output_schema: None,
             constrained_calls: false,
         })
+    }
+
+    #[test]
+    fn the_running_window_is_the_loaded_models() {
+        let ps = json!({"models": [
+            {"name": "other:1b", "model": "other:1b", "context_length": 2048},
+            {"name": "qwen3:latest", "model": "qwen3:latest", "context_length": 8192},
+        ]});
+        assert_eq!(read_ps(&ps, "qwen3"), Some(8192));
+        assert_eq!(read_ps(&ps, "other:1b"), Some(2048));
+        assert_eq!(read_ps(&ps, "absent"), None);
+        let show =
+            json!({"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}});
+        assert_eq!(read_trained(&show, "qwen3"), Some(40960));
     }
 
     #[test]

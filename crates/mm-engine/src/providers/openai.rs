@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ProviderSettings, window_field};
+use crate::constrained::{append_field, schema_text};
 use crate::error::{EngineError, stream_server_error};
 use crate::types::{Message, ToolDecl};
 use crate::wire::{
@@ -226,13 +227,17 @@ impl Provider for OpenAi {
         if let Some(k) = &s.cache_key {
             body["prompt_cache_key"] = json!(k);
         }
+        let mut constrained = None;
         if let Some(schema) = &s.output_schema
             && s.constrained_calls
         {
             // The tools stay declared: the prompt is the one an
-            // unconstrained request renders, so the server's cache serves it.
-            body["response_format"] = json!({"type": "json_schema",
-                "json_schema": {"name": "call", "schema": schema, "strict": true}});
+            // unconstrained request renders, so the server's cache serves
+            // it. The schema goes in as text, each call's name first.
+            constrained = Some(format!(
+                r#"{{"type":"json_schema","json_schema":{{"name":"call","schema":{},"strict":true}}}}"#,
+                schema_text(schema)
+            ));
         } else if let Some(schema) = &s.output_schema {
             body["response_format"] = json!({"type": "json_schema",
                 "json_schema": {"name": "answer", "schema": schema}});
@@ -240,10 +245,14 @@ impl Provider for OpenAi {
                 body["tool_choice"] = json!("none");
             }
         }
+        let mut text = body.to_string();
+        if let Some(rf) = constrained {
+            text = append_field(text, "response_format", &rf);
+        }
         WireRequest {
             url: format!("{}/chat/completions", s.base_url),
             headers: self.headers(),
-            body: body.to_string().into_bytes(),
+            body: text.into_bytes(),
         }
     }
 
@@ -568,6 +577,38 @@ mod tests {
         let (_, got) =
             frame(r#"{"choices":[{"index":0,"delta":{"reasoning_content":"","reasoning":"ok"}}]}"#);
         assert_eq!(got, vec![r#"Reasoning("ok")"#]);
+    }
+
+    #[test]
+    fn a_constrained_request_writes_each_calls_name_before_its_arguments() {
+        let tools = vec![ToolDecl {
+            name: "bash".into(),
+            description: "run".into(),
+            parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+        }];
+        let mut p = openai();
+        p.settings.output_schema = Some(crate::constrained::calls_schema(&tools));
+        p.settings.constrained_calls = true;
+        let body = String::from_utf8(p.request(&[Message::user("ls")], &tools, true).body).unwrap();
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["response_format"]["json_schema"]["strict"], true);
+        assert_eq!(v["tools"][0]["function"]["name"], "bash");
+        // The unconstrained request's text is the start of the constrained
+        // one's: the same prompt, the schema added last.
+        let mut plain = openai();
+        plain.settings.output_schema = None;
+        plain.settings.constrained_calls = false;
+        let plain =
+            String::from_utf8(plain.request(&[Message::user("ls")], &tools, true).body).unwrap();
+        assert!(
+            body.starts_with(plain.strip_suffix('}').unwrap()),
+            "{plain}\n{body}"
+        );
+        let schema = &body[body.find("\"oneOf\"").unwrap()..];
+        assert!(
+            schema.find("\"name\"").unwrap() < schema.find("\"arguments\"").unwrap(),
+            "{schema}"
+        );
     }
 
     #[test]
