@@ -200,6 +200,9 @@ pub enum PermissionSetting {
     Allow,
     /// Ask the user before a call that needs permission (`bash`, edits).
     Ask,
+    /// Read-only: edits and commands that can change things are refused;
+    /// reading and read-only commands run.
+    Plan,
 }
 
 /// `acp`: the settings that apply to editors (ACP) only.
@@ -593,13 +596,14 @@ impl Thinking {
 
 impl PermissionSetting {
     /// The YAML names, in the order error messages list them.
-    pub const NAMES: &'static [&'static str] = &["allow", "ask"];
+    pub const NAMES: &'static [&'static str] = &["allow", "ask", "plan"];
 
     /// The YAML name of this value.
     pub fn as_str(self) -> &'static str {
         match self {
             PermissionSetting::Allow => "allow",
             PermissionSetting::Ask => "ask",
+            PermissionSetting::Plan => "plan",
         }
     }
 
@@ -607,6 +611,7 @@ impl PermissionSetting {
         match name {
             "allow" => Some(PermissionSetting::Allow),
             "ask" => Some(PermissionSetting::Ask),
+            "plan" => Some(PermissionSetting::Plan),
             _ => None,
         }
     }

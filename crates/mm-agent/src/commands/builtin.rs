@@ -113,6 +113,13 @@ pub(super) fn table() -> Vec<Command> {
             Run::Now(permissions),
         ),
         Command::new(
+            "mode",
+            "Show the mode, or switch to allow, ask or plan (read-only)",
+            Run::Now(super::mode::mode),
+        )
+        .with_argument(Argument::Optional("[allow|ask|plan]".into()))
+        .with_fronts(TERMINAL),
+        Command::new(
             "init",
             "Ask the model to write a first AGENTS.md for this project",
             Run::Now(init),
