@@ -164,9 +164,19 @@ fn plan_mode_refuses_edits_and_changing_commands_and_lets_reading_run() {
     let first = &w.chats()[0];
     let msgs = messages(first);
     let question = msgs[1]["content"].as_str().unwrap();
-    assert!(question.starts_with("[mode: plan"), "{question}");
-    assert!(question.ends_with("\n\nplan the cleanup"), "{question}");
+    assert!(
+        question.starts_with("plan the cleanup\n\n[mode: plan"),
+        "{question}"
+    );
     assert!(declared(first).contains(&"exit_plan".to_owned()));
+    // The session is titled by the question, not the note.
+    let file = walk(&w.root.path().join("data/mm/sessions"))
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("a session file");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(saved["title"], "plan the cleanup");
 
     let w2 = World::new(vec![Reply::text("ok")], "");
     let out = w2.run(&["-p", "plan the cleanup"], None);
@@ -264,7 +274,7 @@ fn the_repl_shows_the_mode_cycles_it_with_shift_tab_and_draws_the_checklist() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(q.starts_with("[mode: plan") && q.ends_with("go on"), "{q}");
+    assert!(q.starts_with("go on\n\n[mode: plan"), "{q}");
 }
 
 #[test]

@@ -905,9 +905,11 @@ impl Agent {
             sink.event(Event::Attached { path, size });
         }
         let mut question = mention::expand(question, &self.cwd);
-        if let Some(note) = self.mode_note.take() {
-            question = format!("{note}\n\n{question}");
-        }
+        // After the question: its first line still titles the session.
+        let noted = self.mode_note.take().is_some_and(|note| {
+            question = format!("{question}\n\n{note}");
+            true
+        });
         self.history.push(Message::user(question.clone()));
         let mut counters = Counters::default();
         let mut usage = Usage::default();
@@ -920,7 +922,7 @@ impl Agent {
             // Nothing at all answered it: drop it
             // (docs/architecture.md#the-history-is-kept).
             self.history.pop();
-            if question.starts_with("[mode: ") {
+            if noted {
                 // The model never read the mode's note: the next question
                 // carries it.
                 self.mode_note = Some(mm_tools::mode_note(self.mode));
@@ -1531,12 +1533,12 @@ impl Agent {
     }
 }
 
-/// A question as the user wrote it: without the mode note mm put before
+/// A question as the user wrote it: without the mode note mm put after
 /// it for the model.
-fn without_mode_note(question: &str) -> &str {
-    match question.strip_prefix("[mode: ") {
-        Some(rest) => rest.split_once("]\n\n").map_or(question, |(_, q)| q),
-        None => question,
+pub(crate) fn without_mode_note(question: &str) -> &str {
+    match question.rfind("\n\n[mode: ") {
+        Some(at) if question.ends_with(']') => &question[..at],
+        _ => question,
     }
 }
 
@@ -1672,4 +1674,20 @@ pub fn list_sessions(config: &Config, cwd: Option<&Path>) -> Result<Vec<SessionI
         return Ok(Vec::new());
     }
     Ok(Store::new(config.sessions.dir.clone()).list(cwd)?)
+}
+
+#[cfg(test)]
+mod mode_note_tests {
+    use super::without_mode_note;
+
+    #[test]
+    fn the_note_after_a_question_is_left_out_when_it_is_shown() {
+        let noted = format!(
+            "fix it\n\nsecond line\n\n{}",
+            mm_tools::mode_note(mm_ui::AgentMode::Plan)
+        );
+        assert_eq!(without_mode_note(&noted), "fix it\n\nsecond line");
+        assert_eq!(without_mode_note("plain [mode: x]"), "plain [mode: x]");
+        assert_eq!(without_mode_note("plain"), "plain");
+    }
 }

@@ -474,6 +474,7 @@ pub fn recap(history: &[Message]) -> Vec<String> {
     let Message::User { content: question } = &history[at] else {
         return Vec::new();
     };
+    let question = crate::agent::without_mode_note(question);
     let mut lines = vec![format!(
         "last question: {}",
         first_line(question, RECAP_WIDTH)
