@@ -20,6 +20,7 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema::{
     CancelNotification, ForkSessionRequest, InitializeRequest, ListSessionsRequest,
     LoadSessionRequest, NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
 };
 use agent_client_protocol::{Agent, Error, Lines};
 use futures::channel::mpsc::UnboundedSender;
@@ -44,6 +45,7 @@ pub async fn serve(
     let on_list = server.clone();
     let on_prompt = server.clone();
     let on_option = server.clone();
+    let on_mode = server.clone();
     let on_cancel = server;
     // One queue to stdout for the protocol library and for the answers
     // given here to requests it would answer without their id.
@@ -148,6 +150,16 @@ pub async fn serve(
                 let server = on_option.clone();
                 tokio::spawn(async move {
                     let _ = responder.respond_with_result(server.set_config_option(request).await);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionModeRequest, responder, _cx| {
+                let server = on_mode.clone();
+                tokio::spawn(async move {
+                    let _ = responder.respond_with_result(server.set_mode(request).await);
                 });
                 Ok(())
             },

@@ -21,13 +21,15 @@ use agent_client_protocol::v1::schema::{
     LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
     NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, SessionCapabilities,
     SessionConfigOptionValue, SessionForkCapabilities, SessionId, SessionInfo,
-    SessionListCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, StopReason, UnstructuredCommandInput,
+    SessionListCapabilities, SessionMode, SessionModeState, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse, StopReason, UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
 use mm_agent::commands::{Commands, Front, Outcome, Parsed};
 use mm_agent::config::Config;
+use mm_agent::ui::AgentMode;
 use mm_agent::ui::{Sink, TurnOutcome};
 use mm_agent::{Agent, AgentError, EditorServer, PermissionSource};
 use mm_config::SettingsFlags;
@@ -53,9 +55,14 @@ impl Options {
     /// The settings of a session rooted at `cwd` (its project file, the
     /// user's file, the environment, the flags).
     pub fn config(&self, cwd: &Path) -> Result<Config, String> {
-        mm_agent::config::load(&self.settings.sources(cwd))
+        let mut config = mm_agent::config::load(&self.settings.sources(cwd))
             .map(|loaded| loaded.config)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        // `--permissions` is the editor's default here.
+        if let Some(mode) = self.settings.mode() {
+            config.acp.permissions = mode;
+        }
+        Ok(config)
     }
 }
 
@@ -198,9 +205,12 @@ impl Server {
             lock(&self.saved).insert(saved.clone(), saved);
         }
         let model = Choices::default().option(&agent.model());
+        let modes = modes(agent.mode());
         let session = Session::new(id.clone(), agent, IdBook::default());
         lock(&self.sessions).insert(id.0.to_string(), session);
-        Ok(NewSessionResponse::new(id).config_options(Some(vec![model])))
+        Ok(NewSessionResponse::new(id)
+            .config_options(Some(vec![model]))
+            .modes(modes))
     }
 
     /// After a session is answered: ask its server for the models and, when
@@ -256,6 +266,28 @@ impl Server {
             .map_err(|e| Error::invalid_params().data(e.to_string()))?;
         let option = lock(&session.choices).option(&agent.model());
         Ok(SetSessionConfigOptionResponse::new(vec![option]))
+    }
+
+    /// `session/set_mode`: allow, ask or plan, from the next call judged
+    /// (a running turn ends first: the agent is its until then).
+    pub async fn set_mode(
+        &self,
+        request: SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, Error> {
+        let Some(session) = self.session(&request.session_id) else {
+            return Err(agent_client_protocol::v1::schema::Error::session_not_found(
+                request.session_id.clone(),
+            )
+            .into());
+        };
+        let Some(mode) = AgentMode::from_name(&request.mode_id.0) else {
+            return Err(Error::invalid_params().data(format!(
+                "unknown mode {:?}; mm has allow, ask and plan",
+                request.mode_id.0
+            )));
+        };
+        session.agent.lock().await.set_mode(mode);
+        Ok(SetSessionModeResponse::new())
     }
 
     fn build_agent(&self, cwd: &Path, servers: &[EditorServer]) -> Result<Agent, Error> {
@@ -337,7 +369,10 @@ impl Server {
         ));
         agent.replay(sink);
         let model = lock(&session.choices).option(&agent.model());
-        Ok(LoadSessionResponse::new().config_options(Some(vec![model])))
+        let modes = modes(agent.mode());
+        Ok(LoadSessionResponse::new()
+            .config_options(Some(vec![model]))
+            .modes(modes))
     }
 
     /// `session/fork` (unstable in the protocol): a new session rooted at
@@ -588,6 +623,22 @@ fn show(sink: &AcpSink, outcome: Outcome) {
 }
 
 /// The session root must be an existing absolute directory.
+/// The modes a session offers, `current` in force.
+pub fn modes(current: AgentMode) -> SessionModeState {
+    let available = AgentMode::ALL
+        .into_iter()
+        .map(|m| {
+            let name = match m {
+                AgentMode::Allow => "Allow",
+                AgentMode::Ask => "Ask",
+                AgentMode::Plan => "Plan",
+            };
+            SessionMode::new(m.name(), name).description(m.meaning().to_owned())
+        })
+        .collect();
+    SessionModeState::new(current.name(), available)
+}
+
 fn checked_cwd(cwd: &Path) -> Result<PathBuf, Error> {
     if !cwd.is_absolute() {
         return Err(Error::invalid_params()

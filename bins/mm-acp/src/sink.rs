@@ -13,13 +13,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Diff, PermissionOption, PermissionOptionKind,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
-    SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, PermissionOption, PermissionOptionKind,
+    Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate, TextContent, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind, UsageUpdate,
 };
 use futures::future::BoxFuture;
-use mm_ui::{Decision, Event, FileChange, Sink, TokenCounts, ToolInfo, ToolStatus};
+use mm_ui::{Decision, Event, FileChange, PlanReview, Sink, TokenCounts, ToolInfo, ToolStatus};
 
 /// Option ids of the permission dialog.
 pub const ALLOW_ONCE: &str = "allow_once";
@@ -88,6 +89,45 @@ pub fn permission_options() -> Vec<PermissionOption> {
         ),
         PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
     ]
+}
+
+/// The options of the question whether to carry out a plan: go on asking
+/// first (`ask`), go on without asking (`allow`), or keep planning.
+pub fn plan_options() -> Vec<PermissionOption> {
+    vec![
+        PermissionOption::new(
+            ALLOW_ONCE,
+            "Yes, and ask before commands and edits",
+            PermissionOptionKind::AllowOnce,
+        ),
+        PermissionOption::new(
+            ALLOW_ALWAYS,
+            "Yes, without asking",
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new(
+            REJECT_ONCE,
+            "No, keep planning",
+            PermissionOptionKind::RejectOnce,
+        ),
+    ]
+}
+
+/// The `plan` update of the model's checklist: each item at medium
+/// priority (mm's checklist has none).
+pub fn plan_update(items: &[mm_ui::PlanItem]) -> SessionUpdate {
+    let entries = items
+        .iter()
+        .map(|item| {
+            let status = match item.status {
+                mm_ui::PlanStatus::Pending => PlanEntryStatus::Pending,
+                mm_ui::PlanStatus::InProgress => PlanEntryStatus::InProgress,
+                mm_ui::PlanStatus::Completed => PlanEntryStatus::Completed,
+            };
+            PlanEntry::new(item.text.clone(), PlanEntryPriority::Medium, status)
+        })
+        .collect();
+    SessionUpdate::Plan(Plan::new(entries))
 }
 
 /// Tool call ids already shown in a session. The engine's ids are unique per
@@ -317,11 +357,57 @@ impl Sink for AcpSink {
             // answer carries the stop reason.
             // The editor shows what it attached itself.
             // A command's output goes to the editor whole, with its end.
+            Event::Plan { items } => {
+                let state = self.state();
+                self.send(&state, plan_update(&items));
+            }
+            Event::Mode { mode } => {
+                let state = self.state();
+                self.send(
+                    &state,
+                    SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.name())),
+                );
+            }
             Event::Status { .. }
             | Event::TurnEnd { .. }
             | Event::Attached { .. }
             | Event::ToolOutput { .. } => {}
         }
+    }
+
+    fn review_plan<'a>(&'a self, plan: &'a str) -> BoxFuture<'a, PlanReview> {
+        Box::pin(async move {
+            // The call that presents the plan is the one running now.
+            let running = {
+                let state = self.state();
+                if state.closed {
+                    return PlanReview::Cancelled;
+                }
+                state
+                    .calls
+                    .iter()
+                    .rev()
+                    .find(|c| c.running && !c.done)
+                    .map(|c| c.acp_id.clone())
+            };
+            let Some(acp_id) = running else {
+                return PlanReview::Cancelled;
+            };
+            let call = ToolCallUpdate::new(
+                acp_id,
+                ToolCallUpdateFields::new()
+                    .title("Carry out this plan?")
+                    .kind(ToolKind::SwitchMode)
+                    .content(vec![text_content(plan)]),
+            );
+            let request = RequestPermissionRequest::new(self.session.clone(), call, plan_options());
+            match self.outlet.ask(request).await {
+                Decision::AllowOnce => PlanReview::Proceed(mm_ui::AgentMode::Ask),
+                Decision::AllowAlways => PlanReview::Proceed(mm_ui::AgentMode::Allow),
+                Decision::Reject => PlanReview::Stay(None),
+                Decision::Cancelled => PlanReview::Cancelled,
+            }
+        })
     }
 
     fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision> {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use mm_agent::start::RunFlags;
-use mm_config::{PermissionSetting, TerminalFlags};
+use mm_config::TerminalFlags;
 
 /// How one-shot mode prints the turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -29,11 +29,6 @@ pub struct ScriptFlags {
     #[arg(long = "max-turns", value_name = "N")]
     pub max_turns: Option<u32>,
 
-    /// The default for calls no rule speaks of: allow or ask (overrides
-    /// the default of `permissions`; the rules stay).
-    #[arg(long, value_name = "MODE", value_parser = ["allow", "ask"])]
-    pub permissions: Option<String>,
-
     /// Allow rules for this run, as in `permissions.allow` (`read_file`,
     /// `bash(git log *)`): repeat the flag or separate rules with commas.
     #[arg(long = "allowed-tools", value_name = "RULES")]
@@ -55,10 +50,8 @@ impl ScriptFlags {
     pub fn run_flags(&self) -> RunFlags {
         RunFlags {
             max_turns: self.max_turns,
-            permissions: self.permissions.as_deref().map(|p| match p {
-                "ask" => PermissionSetting::Ask,
-                _ => PermissionSetting::Allow,
-            }),
+            // `--permissions` is every binary's (mm-config's flags).
+            permissions: None,
             allow: split_rules(&self.allowed_tools),
             deny: split_rules(&self.disallowed_tools),
         }
@@ -186,7 +179,17 @@ mod tests {
         ]);
         let run = cli.script.run_flags();
         assert_eq!(run.max_turns, Some(2));
-        assert_eq!(run.permissions, Some(PermissionSetting::Ask));
+        assert_eq!(
+            cli.flags.settings.mode(),
+            Some(mm_config::PermissionSetting::Ask)
+        );
+        assert_eq!(
+            Cli::parse_from(["mm-repl", "--permissions", "plan"])
+                .flags
+                .settings
+                .mode(),
+            Some(mm_config::PermissionSetting::Plan)
+        );
         assert_eq!(run.allow, ["bash(echo a,b)", "read_file", "lsp"]);
         assert_eq!(run.deny, ["write_file"]);
         assert!(Cli::try_parse_from(["mm-repl", "--permissions", "maybe"]).is_err());

@@ -144,6 +144,53 @@ pub fn bind_multiline<H: Helper, I: rustyline::history::History>(ed: &mut rustyl
     ed.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
 }
 
+/// Shift-Tab at the prompt: the REPL switches to the next mode and
+/// prompts again with the line as it was. The key ends the line edit (as
+/// an interrupt) and leaves the line here.
+#[derive(Clone, Default)]
+pub struct ModeKey(std::sync::Arc<std::sync::Mutex<Option<String>>>);
+
+impl ModeKey {
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the last interrupt was Shift-Tab (the line stays for
+    /// [`ModeKey::take_line`]).
+    pub fn pressed(&self) -> bool {
+        self.slot().is_some()
+    }
+
+    /// The line Shift-Tab left, once.
+    pub fn take_line(&self) -> Option<String> {
+        self.slot().take()
+    }
+}
+
+impl rustyline::ConditionalEventHandler for ModeKey {
+    fn handle(
+        &self,
+        _evt: &rustyline::Event,
+        _n: rustyline::RepeatCount,
+        _positive: bool,
+        ctx: &rustyline::EventContext<'_>,
+    ) -> Option<Cmd> {
+        *self.slot() = Some(ctx.line().to_owned());
+        Some(Cmd::Interrupt)
+    }
+}
+
+/// Binds Shift-Tab to [`ModeKey`].
+pub fn bind_mode_key<H: Helper, I: rustyline::history::History>(
+    ed: &mut rustyline::Editor<H, I>,
+    key: ModeKey,
+) {
+    ed.bind_sequence(
+        KeyEvent(KeyCode::BackTab, Modifiers::NONE),
+        rustyline::EventHandler::Conditional(Box::new(key)),
+    );
+}
+
 /// The question as typed: each `\` that ended a line (to continue it) is
 /// dropped, the line break stays.
 pub fn joined(input: &str) -> String {

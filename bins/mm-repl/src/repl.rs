@@ -19,8 +19,13 @@ use crate::screen::Layout;
 use crate::style::Style;
 use crate::term::{TermOptions, TermSink};
 
-/// The prompt.
+/// The prompt, after the mode in brackets: `[allow] mm> `.
 pub const PROMPT: &str = "mm> ";
+
+/// The prompt in `mode`: the mode is always on screen.
+pub fn prompt(mode: mm_ui::AgentMode) -> String {
+    format!("[{mode}] {PROMPT}")
+}
 
 type Ed = Editor<MmHelper, FileHistory>;
 
@@ -30,6 +35,8 @@ pub struct Repl {
     sink: Arc<TermSink>,
     controls: Arc<Controls>,
     history: PathBuf,
+    /// Shift-Tab at the prompt: the line it left, to type on.
+    cycled: crate::complete::ModeKey,
 }
 
 /// What a command asks the loop to do next.
@@ -51,6 +58,7 @@ impl Repl {
             sink,
             controls,
             history: mm_config::data_dir().join("repl_history"),
+            cycled: crate::complete::ModeKey::default(),
         }
     }
 
@@ -80,10 +88,14 @@ impl Repl {
             let Some(ed) = editor.take() else {
                 return 1;
             };
-            let typed = self.controls.take_typed();
+            let typed = match self.cycled.take_line() {
+                Some(kept) => kept,
+                None => self.controls.take_typed(),
+            };
+            let prompt = prompt(self.agent.mode());
             let read = tokio::task::spawn_blocking(move || {
                 let mut ed = ed;
-                let line = ed.readline_with_initial(PROMPT, (&typed, ""));
+                let line = ed.readline_with_initial(&prompt, (&typed, ""));
                 (ed, line)
             })
             .await;
@@ -104,6 +116,13 @@ impl Repl {
                     if let Next::Quit = self.line(&line).await {
                         return 0;
                     }
+                }
+                // Shift-Tab: the next mode, the line kept.
+                Err(ReadlineError::Interrupted) if self.cycled.pressed() => {
+                    let mode = self.agent.mode().next();
+                    self.agent.set_mode(mode);
+                    self.sink.say_dim(&mode.banner_line());
+                    editor = Some(ed);
                 }
                 // Ctrl-C at the prompt clears the line.
                 Err(ReadlineError::Interrupted) => editor = Some(ed),
@@ -129,6 +148,7 @@ impl Repl {
             commands: self.agent.commands().clone(),
         }));
         crate::complete::bind_multiline(&mut ed);
+        crate::complete::bind_mode_key(&mut ed, self.cycled.clone());
         // A first start has no history yet.
         let _ = ed.load_history(&self.history);
         Ok(ed)
@@ -214,6 +234,11 @@ impl Repl {
         for recap in commands::recap(self.agent.history()) {
             self.sink.say_dim(&format!("  {recap}"));
         }
+        // The model's last checklist comes back with the session.
+        let items = self.agent.checklist();
+        if !items.is_empty() {
+            self.sink.event(mm_ui::Event::Plan { items });
+        }
     }
 
     /// Show a command's reply.
@@ -230,7 +255,7 @@ impl Repl {
             Outcome::Help(text) => {
                 self.sink.say(&text);
                 self.sink.say_dim(
-                    "@path attaches a file · \\ then Enter, or Alt-Enter, continues on a new line · Esc or Ctrl-C stops a turn · Ctrl-C clears the line · Ctrl-D quits",
+                    "@path attaches a file · \\ then Enter, or Alt-Enter, continues on a new line · Shift-Tab next mode (allow, ask, plan) · Esc or Ctrl-C stops a turn · Ctrl-C clears the line · Ctrl-D quits",
                 );
             }
             Outcome::Copy(text) => self.show(commands::copy(&text)),

@@ -18,8 +18,8 @@ use std::thread::JoinHandle;
 
 use futures::future::BoxFuture;
 use mm_ui::{
-    Counters, Decision, Event, Sanitizer, Sink, ToolFamily, ToolInfo, ToolKind, ToolStatus,
-    TurnOutcome, sanitize,
+    AgentMode, Counters, Decision, Event, PlanReview, Sanitizer, Sink, ToolFamily, ToolInfo,
+    ToolKind, ToolStatus, TurnOutcome, sanitize,
 };
 
 use crate::keys::Controls;
@@ -28,6 +28,16 @@ use crate::style::Style;
 
 /// The question of `permissions: ask`.
 pub const PERMISSION_PROMPT: &str = "allow? [a]llow once, allow for the [s]ession, [r]eject ";
+
+/// Asked under a plan `exit_plan` presents: the permission keys.
+pub const PLAN_PROMPT: &str = "carry it out? [a] yes, asking first (ask), [s] yes, without asking (allow), [r] stay in plan mode ";
+
+/// Whether the checklist is drawn with ASCII marks: the terminal may lack
+/// the glyphs (`TERM=dumb`) or the user asked for plain output (`NO_COLOR`).
+pub fn ascii_marks() -> bool {
+    crate::style::no_color(std::env::var_os("NO_COLOR").as_deref())
+        || crate::style::dumb_term(std::env::var_os("TERM").as_deref())
+}
 
 /// Asked after `r`: what the model is told with the rejection.
 pub const REASON_PROMPT: &str = "why? (told to the model; Enter sends, empty for no reason) ";
@@ -418,6 +428,19 @@ impl TermSink {
                 st.tokens = (session.prompt + session.completion > 0)
                     .then(|| session.line(context, window));
             }
+            Event::Plan { items } => {
+                end_block(st);
+                for line in mm_ui::checklist_lines(&items, ascii_marks()) {
+                    st.screen.write(Target::Info, &format!("{INDENT}{line}\n"));
+                }
+            }
+            Event::Mode { mode } => {
+                end_block(st);
+                notice(
+                    &mut st.screen,
+                    &format!("mode: {} — {}", mode.name(), mode.meaning()),
+                );
+            }
             Event::TurnEnd {
                 outcome, counters, ..
             } => {
@@ -431,6 +454,42 @@ impl TermSink {
                 }
             }
         }
+    }
+
+    /// The plan `exit_plan` presents, as Markdown, then the question
+    /// whether to leave plan mode, answered with the permission keys.
+    async fn review(&self, plan: &str) -> PlanReview {
+        let rx = {
+            let mut s = self.lock();
+            let st = &mut *s;
+            end_block(st);
+            if !self.controls.can_ask() {
+                return PlanReview::Unavailable;
+            }
+            let lines = mm_ui::markdown::render(plan, terminal_width());
+            write_markdown(&mut st.screen, &lines);
+            st.screen.ensure_line_start(Target::Info);
+            let rx = self.controls.ask();
+            st.screen
+                .write_styled(Target::Info, Style::Yellow, PLAN_PROMPT);
+            rx
+        };
+        let decision = rx.await.unwrap_or(Decision::Cancelled);
+        let (review, word) = match decision {
+            Decision::AllowOnce => (PlanReview::Proceed(AgentMode::Ask), "go on, asking first"),
+            Decision::AllowAlways => (PlanReview::Proceed(AgentMode::Allow), "go on"),
+            Decision::Reject => (
+                PlanReview::Stay(self.controls.take_reason()),
+                "plan mode stays",
+            ),
+            Decision::Cancelled => (PlanReview::Cancelled, "cancelled"),
+        };
+        let mut s = self.lock();
+        if std::mem::take(&mut s.reason_open) {
+            s.screen.write(Target::Info, "\n");
+        }
+        s.screen.write(Target::Info, &format!("{word}\n"));
+        review
     }
 
     async fn ask(&self, info: &ToolInfo) -> Decision {
@@ -701,6 +760,10 @@ impl Sink for TermSink {
 
     fn rejection_reason(&self, id: &str) -> Option<String> {
         self.lock().reasons.remove(id)
+    }
+
+    fn review_plan<'a>(&'a self, plan: &'a str) -> BoxFuture<'a, PlanReview> {
+        Box::pin(self.review(plan))
     }
 
     fn cannot_ask(&self, info: &ToolInfo) -> Option<String> {

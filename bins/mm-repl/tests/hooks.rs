@@ -10,7 +10,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{World, messages, text};
+use common::{World, expect, messages, text, type_line};
 use mm_mock::Reply;
 use serde_json::Value;
 
@@ -264,4 +264,39 @@ fn a_project_file_may_not_set_hooks_and_bad_hooks_stop_the_start() {
         "{stderr}"
     );
     assert!(w.chats().is_empty());
+}
+
+#[test]
+fn the_guard_holds_in_the_repl_and_its_run_is_shown() {
+    let w = World::new(
+        vec![
+            Reply::tool_call("c1", "bash", r#"{"command":"rm notes.txt"}"#),
+            Reply::text("Kept it."),
+        ],
+        "",
+    );
+    std::fs::write(w.cwd.join("notes.txt"), "keep me").unwrap();
+    let guard = script(
+        &w,
+        "guard.sh",
+        "case \"$(cat)\" in *'rm '*) echo 'rm is off limits' >&2; exit 2;; esac",
+    );
+    let mut config = std::fs::read_to_string(w.config_file()).unwrap();
+    config.push_str(&hooks_yaml("PreToolUse", Some("Bash"), &guard, 10));
+    w.write_config(&config);
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, "mm> ");
+    type_line(&mut s, "/hooks");
+    expect(&mut s, "PreToolUse Bash:");
+    expect(&mut s, "mm> ");
+    type_line(&mut s, "remove notes.txt");
+    let shown = expect(&mut s, "Kept it.");
+    assert!(shown.contains("hook PreToolUse:"), "{shown}");
+    assert!(shown.contains("rm is off limits"), "{shown}");
+    expect(&mut s, "mm> ");
+    type_line(&mut s, "/quit");
+    assert_eq!(
+        std::fs::read_to_string(w.cwd.join("notes.txt")).unwrap(),
+        "keep me"
+    );
 }

@@ -180,6 +180,16 @@ impl App {
     /// Draw one frame now.
     pub fn draw<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<(), AppError> {
         self.ui.now = Instant::now();
+        // The mode on the status bar: the agent's when idle (after /mode),
+        // an accepted plan's during a turn.
+        match &self.slot {
+            Slot::Idle(agent) => self.ui.mode = agent.mode(),
+            _ => {
+                if let Some(mode) = self.shared.lock().mode.take() {
+                    self.ui.mode = mode;
+                }
+            }
+        }
         let shared = self.shared.clone();
         let ui = &mut self.ui;
         terminal
@@ -346,6 +356,7 @@ impl App {
             }
             Action::SelectPrev => self.select(true, rows),
             Action::SelectNext => self.select(false, rows),
+            Action::CycleMode => self.cycle_mode(),
             Action::Toggle => self.toggle(),
             Action::Complete => self.complete(),
             Action::PopupUp => {
@@ -375,6 +386,21 @@ impl App {
 
     /// Esc: close the picker, else stop the turn (and its question),
     /// else drop the selection.
+    /// Shift-Tab: the next mode, between turns (a turn's calls keep the
+    /// mode they started in).
+    fn cycle_mode(&mut self) {
+        match &mut self.slot {
+            Slot::Idle(agent) => {
+                let mode = agent.mode().next();
+                agent.set_mode(mode);
+                self.ui.mode = mode;
+                self.shared
+                    .update(|t| t.push(EntryKind::Notice(mode.banner_line())));
+            }
+            _ => self.ui.hint = Some("the mode changes between turns".into()),
+        }
+    }
+
     fn cancel(&mut self) {
         if self.ui.popup.take().is_some() {
         } else if let Slot::Busy { cancel, .. } = &self.slot {
@@ -694,7 +720,7 @@ pub fn start_notice(agent: &Agent) -> String {
 }
 
 /// Keys, for `/help` (the full table is in keymap.rs).
-pub const KEYS_HELP: &str = "Enter send · Alt-Enter or \\ then Enter new line · Up/Down history · PgUp/PgDn scroll · Tab select a tool call or thinking, Enter/Ctrl-O unfold · Esc cancel · @ then Tab complete a path · Ctrl-C twice or Ctrl-D on an empty input quit";
+pub const KEYS_HELP: &str = "Enter send · Alt-Enter or \\ then Enter new line · Up/Down history · PgUp/PgDn scroll · Tab select a tool call or thinking, Enter/Ctrl-O unfold · Shift-Tab next mode (allow, ask, plan) · Esc cancel · @ then Tab complete a path · Ctrl-C twice or Ctrl-D on an empty input quit";
 
 /// Wait for the turn's task; only called while busy.
 async fn wait(slot: &mut Slot) -> Result<Finished, tokio::task::JoinError> {
@@ -784,7 +810,7 @@ mod tests {
         assert_eq!(lines[1], format!("cwd     {}", dir.path().display()));
         assert_eq!(
             lines[2],
-            "tools   bash, read_file, write_file, edit_file, read_skill"
+            "tools   bash, read_file, write_file, edit_file, read_skill, todo"
         );
         assert_eq!(lines[3], format!("skills  2 in {}", skills.display()));
         assert_eq!(

@@ -10,7 +10,7 @@
 //! | PageUp / PageDown, mouse wheel | scroll the transcript |
 //! | Ctrl-Home / Ctrl-End | top / bottom of the transcript |
 //! | Tab | complete the `@path` under the cursor; otherwise select the previous foldable entry (tool call, thinking) |
-//! | Shift-Tab | select the next foldable entry |
+//! | Shift-Tab | the next mode, allow → ask → plan (between turns); with an entry selected, select the next foldable entry |
 //! | Ctrl-O | fold/unfold the selected entry (the last one when none is selected) |
 //! | Escape | cancel the running turn; else close the popup / drop the selection |
 //! | `/` on an empty input | open the command picker (Up/Down choose, Enter/Tab take, Escape closes) |
@@ -76,6 +76,8 @@ pub enum Action {
     HistoryNext,
     SelectPrev,
     SelectNext,
+    /// The next mode: allow → ask → plan (Shift-Tab).
+    CycleMode,
     Toggle,
     Complete,
     PopupUp,
@@ -151,7 +153,8 @@ fn normal(key: KeyEvent, ctx: &Context, ctrl: bool, alt: bool, shift: bool) -> A
         KeyCode::Down if ctx.last_row && !ctrl && !alt => Action::HistoryNext,
         KeyCode::Tab if ctx.at_mention => Action::Complete,
         KeyCode::Tab => Action::SelectPrev,
-        KeyCode::BackTab => Action::SelectNext,
+        KeyCode::BackTab if ctx.has_selection => Action::SelectNext,
+        KeyCode::BackTab => Action::CycleMode,
         KeyCode::Char('o') if ctrl => Action::Toggle,
         KeyCode::Char('/') if ctx.input_empty && !ctrl && !alt => Action::OpenPicker(key),
         _ => Action::Edit(key),
@@ -285,6 +288,8 @@ mod tests {
         assert_eq!(key(k(KeyCode::Tab), &c), Action::SelectPrev);
         c.at_mention = true;
         assert_eq!(key(k(KeyCode::Tab), &c), Action::Complete);
+        assert_eq!(key(k(KeyCode::BackTab), &c), Action::CycleMode);
+        c.has_selection = true;
         assert_eq!(key(k(KeyCode::BackTab), &c), Action::SelectNext);
     }
 

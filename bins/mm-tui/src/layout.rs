@@ -7,6 +7,8 @@ use ratatui::layout::Rect;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Areas {
     pub transcript: Rect,
+    /// The model's checklist, while a turn runs and it keeps one.
+    pub plan: Option<Rect>,
     /// The permission prompt, when one is up.
     pub prompt: Option<Rect>,
     /// The command picker or the path completions.
@@ -26,6 +28,8 @@ pub struct Wants {
     pub prompt: u16,
     /// Rows of the popup's content (0: none).
     pub popup: u16,
+    /// Rows of the checklist (0: none).
+    pub plan: u16,
 }
 
 /// Most rows the input box takes before it scrolls.
@@ -56,6 +60,12 @@ pub fn layout(area: Rect, wants: Wants) -> Areas {
         0
     };
     let more_input = take(wants.input.clamp(1, MAX_INPUT_ROWS) - 1);
+    // The checklist has a border row above; it gives way to the rest.
+    let plan = if wants.plan > 0 {
+        take(wants.plan + 1)
+    } else {
+        0
+    };
     // Keep at least a few transcript rows when the screen allows.
     let transcript = left;
 
@@ -66,6 +76,7 @@ pub fn layout(area: Rect, wants: Wants) -> Areas {
         r
     };
     let transcript = next(transcript);
+    let plan = (plan > 0).then(|| next(plan));
     let prompt = (prompt > 0).then(|| next(prompt));
     let popup = (popup > 0).then(|| next(popup));
     let rule = next(rule);
@@ -73,6 +84,7 @@ pub fn layout(area: Rect, wants: Wants) -> Areas {
     let status = next(status);
     Areas {
         transcript,
+        plan,
         prompt,
         popup,
         rule,
@@ -94,6 +106,7 @@ mod tests {
                 input: 3,
                 prompt: 4,
                 popup: 5,
+                plan: 0,
             },
         );
         assert_eq!(a.status, Rect::new(0, 23, 80, 1));
@@ -112,6 +125,7 @@ mod tests {
                 input: 5,
                 prompt: 3,
                 popup: 0,
+                plan: 0,
             },
         );
         assert_eq!(a.status.height, 1);

@@ -38,11 +38,15 @@ pub fn draw(frame: &mut Frame, t: &Transcript, ui: &mut Ui) {
             input: ui.input_rows(area.width),
             prompt: prompt_rows,
             popup: popup_rows,
+            plan: plan_rows(t),
         },
     );
     ui.width = areas.transcript.width;
     ui.transcript_rows = areas.transcript.height;
     transcript(frame, t, ui, areas.transcript);
+    if let Some(r) = areas.plan {
+        plan(frame, t, r);
+    }
     if let Some(r) = areas.prompt {
         prompt(frame, t, r);
     }
@@ -158,6 +162,14 @@ pub fn prompt_lines(t: &Transcript, width: u16) -> Vec<Line<'static>> {
             ]);
             lines.extend(wrap::wrap(&head, inner, 2, wrap::Mode::Glyph));
         }
+        None if p.plan => lines.push(Line::from(vec![
+            key("[a]"),
+            Span::raw(" yes, asking first   "),
+            key("[s]"),
+            Span::raw(" yes, without asking   "),
+            key("[r]"),
+            Span::raw(" stay in plan mode"),
+        ])),
         None => lines.push(Line::from(vec![
             key("[a]"),
             Span::raw(" allow once   "),
@@ -168,6 +180,52 @@ pub fn prompt_lines(t: &Transcript, width: u16) -> Vec<Line<'static>> {
         ])),
     }
     lines
+}
+
+/// Most rows of the checklist panel.
+pub const PLAN_ROWS: usize = 8;
+
+/// Rows of the checklist panel: the items while a turn runs, else none.
+fn plan_rows(t: &Transcript) -> u16 {
+    if t.busy_since.is_none() {
+        return 0;
+    }
+    t.plan.len().min(PLAN_ROWS) as u16
+}
+
+/// The checklist above the input, the item in progress first in view.
+fn plan(frame: &mut Frame, t: &Transcript, area: Rect) {
+    let ascii = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+        || std::env::var_os("TERM").is_some_and(|v| v == "dumb");
+    let lines = mm_ui::checklist_lines(&t.plan, ascii);
+    let start = t
+        .plan
+        .iter()
+        .position(|i| i.status == mm_ui::PlanStatus::InProgress)
+        .map_or(0, |at| at.saturating_sub(PLAN_ROWS / 2))
+        .min(lines.len().saturating_sub(PLAN_ROWS));
+    let width = usize::from(area.width);
+    let rows: Vec<Line<'static>> = lines
+        .iter()
+        .zip(&t.plan)
+        .skip(start)
+        .take(PLAN_ROWS)
+        .map(|(line, item)| {
+            let style = match item.status {
+                mm_ui::PlanStatus::Completed => dim(),
+                mm_ui::PlanStatus::InProgress => Style::default().add_modifier(Modifier::BOLD),
+                mm_ui::PlanStatus::Pending => Style::default(),
+            };
+            Line::from(Span::styled(wrap::truncate(line, width), style))
+        })
+        .collect();
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(dim())
+        .title(" plan ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    frame.render_widget(Paragraph::new(rows), inner);
 }
 
 fn prompt(frame: &mut Frame, t: &Transcript, area: Rect) {
@@ -278,10 +336,11 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
     } else {
         String::new()
     };
+    // The mode is always there, first.
     let left = if left.is_empty() {
-        left
+        format!(" mode: {} ", ui.mode)
     } else {
-        format!(" {left} ")
+        format!(" mode: {} · {left} ", ui.mode)
     };
     // What does not fit goes first: the folder, mm's version, then the
     // model's length; the tokens stay.

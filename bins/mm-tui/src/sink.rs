@@ -7,10 +7,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use futures::future::BoxFuture;
-use mm_ui::{Decision, Event, Sink, ToolInfo};
+use mm_ui::{AgentMode, Decision, Event, PlanReview, Sink, ToolInfo};
 use tokio::sync::{Notify, oneshot};
 
-use crate::transcript::{PendingPermission, ToolState, Transcript};
+use crate::transcript::{EntryKind, PendingPermission, ToolState, Transcript};
+
+/// The id the plan's question goes by (it is no call's).
+const PLAN_ID: &str = "exit_plan";
 
 /// The transcript and the wake-up, shared by the Sink and the event loop.
 #[derive(Debug, Default)]
@@ -107,6 +110,41 @@ impl Sink for WindowSink {
         self.shared.update(|t| t.reasons.remove(id))
     }
 
+    fn review_plan<'a>(&'a self, plan: &'a str) -> BoxFuture<'a, PlanReview> {
+        let (tx, rx) = oneshot::channel();
+        let shared = self.shared.clone();
+        shared.update(|t| {
+            // The plan is read in the transcript, drawn as Markdown.
+            t.push(EntryKind::Answer(plan.to_owned()));
+            t.permission = Some(PendingPermission {
+                id: PLAN_ID.into(),
+                tool: "exit_plan".into(),
+                title: "carry out this plan?".into(),
+                diff: None,
+                reason: None,
+                reply: Some(tx),
+                plan: true,
+            });
+        });
+        let guard = ClearPrompt {
+            shared,
+            id: PLAN_ID.into(),
+        };
+        Box::pin(async move {
+            let decision = rx.await.unwrap_or(Decision::Cancelled);
+            let review = match decision {
+                Decision::AllowOnce => PlanReview::Proceed(AgentMode::Ask),
+                Decision::AllowAlways => PlanReview::Proceed(AgentMode::Allow),
+                Decision::Reject => {
+                    PlanReview::Stay(guard.shared.update(|t| t.reasons.remove(PLAN_ID)))
+                }
+                Decision::Cancelled => PlanReview::Cancelled,
+            };
+            drop(guard);
+            review
+        })
+    }
+
     fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
         let (tx, rx) = oneshot::channel();
         let shared = self.shared.clone();
@@ -123,6 +161,7 @@ impl Sink for WindowSink {
                     .filter(|d| !d.is_empty()),
                 reason: None,
                 reply: Some(tx),
+                plan: false,
             });
         });
         let guard = ClearPrompt {

@@ -92,6 +92,10 @@ pub struct PendingPermission {
     pub reason: Option<String>,
     /// Answers the Sink's waiting `permission()` future.
     pub reply: Option<tokio::sync::oneshot::Sender<mm_ui::Decision>>,
+    /// The question is whether to carry out a plan (`exit_plan`), not
+    /// whether a call may run: the keys mean go on asking first (a), go
+    /// on without asking (s), stay in plan mode (r).
+    pub plan: bool,
 }
 
 /// The whole window state that events change.
@@ -115,6 +119,12 @@ pub struct Transcript {
     pub reasons: std::collections::HashMap<String, String>,
     /// Bumped whenever the entry list is cleared, so caches start over.
     pub epoch: u64,
+    /// The model's checklist (`todo`), drawn above the input while a turn
+    /// runs.
+    pub plan: Vec<mm_ui::PlanItem>,
+    /// The mode an accepted plan switched to during the turn; the event
+    /// loop takes it into the status bar.
+    pub mode: Option<mm_ui::AgentMode>,
     /// Set by an answer streamed in this reply: later text appends to it.
     open_answer: Option<usize>,
     open_thinking: Option<usize>,
@@ -319,6 +329,15 @@ impl Transcript {
             }
             Event::Error { text } => {
                 self.push(EntryKind::Error(text));
+            }
+            Event::Plan { items } => self.plan = items,
+            Event::Mode { mode } => {
+                self.mode = Some(mode);
+                self.push(EntryKind::Notice(format!(
+                    "mode: {} — {}",
+                    mode.name(),
+                    mode.meaning()
+                )));
             }
             // The session's counts came with `Tokens`, just before.
             Event::TurnEnd {

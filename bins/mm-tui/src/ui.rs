@@ -79,6 +79,8 @@ pub struct Ui {
     pub now: Instant,
     /// A one-line hint in the status bar (`Press Ctrl-C again to quit`).
     pub hint: Option<String>,
+    /// The mode in force, always on the status bar.
+    pub mode: mm_ui::AgentMode,
     /// Rows of the transcript area in the last frame (for paging).
     pub transcript_rows: u16,
     pub width: u16,
@@ -99,6 +101,7 @@ impl Ui {
             tick: 0,
             now: Instant::now(),
             hint: None,
+            mode: mm_ui::AgentMode::Allow,
             transcript_rows: 0,
             width: 0,
         }

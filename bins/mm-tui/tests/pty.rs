@@ -956,3 +956,86 @@ fn escapes_from_the_model_and_its_commands_never_reach_the_terminal() {
         "a sequence's payload reached the terminal"
     );
 }
+
+fn todo(id: &str, items: serde_json::Value) -> Reply {
+    Reply::tool_call(
+        id,
+        "todo",
+        serde_json::json!({ "items": items }).to_string(),
+    )
+}
+
+#[test]
+fn the_mode_is_on_the_status_bar_shift_tab_cycles_it_and_the_checklist_shows_while_a_turn_runs() {
+    let w = World::with(
+        vec![
+            todo(
+                "c1",
+                serde_json::json!([
+                    {"text": "look around", "status": "in_progress"},
+                    {"text": "write it", "status": "pending"}]),
+            ),
+            bash("c2", "sleep 3"),
+            Reply::text("Listed."),
+        ],
+        "",
+    );
+    let mut win = w.spawn();
+    let first = win.wait_for("mode: allow");
+    assert!(
+        first.contains("mode: allow — commands and edits run without asking; Shift-Tab to change"),
+        "{first}"
+    );
+    win.send("\x1b[Z");
+    win.wait_for(" mode: ask ");
+    win.send("\x1b[Z");
+    win.wait_for(" mode: plan ");
+    win.send("\x1b[Z");
+    win.wait_for(" mode: allow ");
+    win.type_line("make a list");
+    // While the command runs the checklist stands above the input.
+    let running = win.wait_for("◐ look around");
+    assert!(running.contains("☐ write it"), "{running}");
+    assert!(running.contains(BUSY), "{running}");
+    let done = win.wait_for_idle("Listed.");
+    assert!(!done.contains("◐ look around"), "the panel stays: {done}");
+    let (status, _) = win.quit();
+    assert!(status.success());
+}
+
+#[test]
+fn a_plan_is_shown_and_accepted_in_the_window() {
+    let w = World::with(
+        vec![
+            Reply::tool_call(
+                "c1",
+                "exit_plan",
+                serde_json::json!({"plan": "## The plan\n\n1. Touch **done.txt**"}).to_string(),
+            ),
+            Reply::text("Planned and approved."),
+        ],
+        "",
+    );
+    let mut win = w.spawn_with(&["--permissions", "plan"]);
+    win.wait_for(" mode: plan ");
+    win.type_line("plan it");
+    let asking = win.wait_for("[r] stay in plan mode");
+    assert!(asking.contains("1. Touch done.txt"), "{asking}");
+    assert!(asking.contains("[a] yes, asking first"), "{asking}");
+    win.send("a");
+    let done = win.wait_for_idle("Planned and approved.");
+    assert!(done.contains(" mode: ask "), "{done}");
+    let (status, _) = win.quit();
+    assert!(status.success());
+    let chats = w.chats();
+    let last = chats[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        last["content"].as_str().unwrap().contains("[mode: ask"),
+        "{last}"
+    );
+}

@@ -319,6 +319,7 @@ fn permission_prompt() {
         diff: info.change.as_ref().map(|c| c.diff.clone()),
         reason: None,
         reply: None,
+        plan: false,
     });
     let mut ui = ui();
     ui.now = t0 + Duration::from_secs(1);
@@ -567,7 +568,9 @@ fn status_bar_shows_the_tokens_and_the_window() {
     let t0 = Instant::now();
     let mut t = tool_done(t0);
     let s = screen(&t, &mut ui());
-    assert!(s.contains("in 1.2k · out 56 · 3% of 32k · mm"), "{s}");
+    assert!(s.contains("in 1.2k · out 56 · 3% of 32k"), "{s}");
+    // The mode is always there, first.
+    assert!(s.contains("\" mode: allow "), "{s}");
     assert!(!s.contains("cached"), "{s}");
     t.start_turn("again", t0);
     t.apply(tokens(4234, 76, 2200), t0);

@@ -11,8 +11,9 @@ use mm_engine::{
     Usage, Window, WindowSource,
 };
 use mm_store::{Session, SessionInfo, Store};
+use mm_tools::todo::Checklist;
 use mm_tools::{CallOutcome, Permissions, ToolContext, Toolbox};
-use mm_ui::{Counters, Event, FailureKind, Sink, TurnError, TurnOutcome};
+use mm_ui::{AgentMode, Counters, Event, FailureKind, PlanItem, Sink, TurnError, TurnOutcome};
 use tokio_util::sync::CancellationToken;
 
 use crate::checkpoint::{Direction, Rewind, RewindError, Rewinder};
@@ -173,6 +174,13 @@ pub struct Agent {
     cache_watch: mm_engine::cache_watch::CacheWatch,
     /// What [`Agent::context_used`] says.
     in_context: u64,
+    /// The mode the model was last told of and the declarations follow.
+    mode: AgentMode,
+    /// The note the next question carries: the mode changed since the
+    /// model was last told (the system prompt stays the same).
+    mode_note: Option<&'static str>,
+    /// The model's last checklist (`todo`), kept in the session file.
+    checklist: Checklist,
 }
 
 impl Agent {
@@ -213,6 +221,7 @@ impl Agent {
             lsp,
             mut warnings,
             lsp_missing,
+            checklist,
         } = tools::toolbox(&config, cwd, &secrets);
         let mut commands = Commands::builtin();
         let mut file_warnings = custom::load(&mut commands, &config.user_dir, cwd);
@@ -227,9 +236,12 @@ impl Agent {
         // enforce is said to a script too: it ran commands expecting it.
         file_warnings.extend(sandbox_warning);
         warnings.extend(file_warnings.iter().cloned());
+        let mode = permissions.mode();
+        let hidden = toolbox.hidden_in(mode);
         let decls = toolbox
             .specs()
             .into_iter()
+            .filter(|s| !hidden.contains(&s.name))
             .map(|s| ToolDecl {
                 name: s.name,
                 description: s.description,
@@ -270,7 +282,71 @@ impl Agent {
             cache_watch: Default::default(),
             in_context: 0,
             config,
+            mode,
+            // A session that starts in plan mode says so with its first
+            // question; allow and ask need no word.
+            mode_note: (mode == AgentMode::Plan).then(|| mm_tools::mode_note(mode)),
+            checklist,
         })
+    }
+
+    /// The mode in force: `allow`, `ask` or `plan`.
+    pub fn mode(&self) -> AgentMode {
+        self.permissions.mode()
+    }
+
+    /// Switch modes (`/mode`, Shift-Tab, an editor's `session/set_mode`):
+    /// calls are judged by the new mode from now on, the model reads a
+    /// short note with the next question, and `exit_plan` is declared in
+    /// plan mode only.
+    pub fn set_mode(&mut self, mode: AgentMode) {
+        self.permissions.set_mode(mode);
+        if mode == self.mode {
+            return;
+        }
+        self.mode = mode;
+        self.mode_note = Some(mm_tools::mode_note(mode));
+        self.sync_decls();
+    }
+
+    /// The declarations that depend on the mode, made to follow it: a tool
+    /// the mode hides is dropped, one it offers again goes last (the
+    /// earlier declarations, and a server's cache of them, stay).
+    fn sync_decls(&mut self) {
+        let hidden = self.toolbox.hidden_in(self.mode);
+        let mut by_mode: Vec<String> = Vec::new();
+        for m in AgentMode::ALL {
+            for name in self.toolbox.hidden_in(m) {
+                if !by_mode.contains(&name) {
+                    by_mode.push(name);
+                }
+            }
+        }
+        self.decls.retain(|d| !hidden.contains(&d.name));
+        for name in by_mode.iter().filter(|n| !hidden.contains(n)) {
+            if self.decls.iter().any(|d| &d.name == name) {
+                continue;
+            }
+            if let Some(s) = self.toolbox.spec(name) {
+                self.decls.push(ToolDecl {
+                    name: s.name,
+                    description: s.description,
+                    parameters: s.parameters,
+                });
+            }
+        }
+    }
+
+    /// The model's last checklist (`todo`); empty when it kept none.
+    pub fn checklist(&self) -> Vec<PlanItem> {
+        self.checklist
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn set_checklist(&self, items: Vec<PlanItem>) {
+        *self.checklist.lock().unwrap_or_else(|e| e.into_inner()) = items;
     }
 
     /// The settings in force.
@@ -349,7 +425,10 @@ impl Agent {
 
     /// The names of the declared tools.
     pub fn tool_names(&self) -> Vec<String> {
-        self.toolbox.names()
+        let hidden = self.toolbox.hidden_in(self.mode());
+        let mut names = self.toolbox.names();
+        names.retain(|n| !hidden.contains(n));
+        names
     }
 
     /// The instructions files the system prompt holds, outermost first.
@@ -422,6 +501,7 @@ impl Agent {
             ),
             format!("lsp     {lsp}"),
             self.instructions.banner_line(),
+            self.mode().banner_line(),
         ]
     }
 
@@ -587,6 +667,7 @@ impl Agent {
     pub fn clear_conversation(&mut self) {
         self.hook_session_started = false;
         self.history.clear();
+        self.set_checklist(Vec::new());
         self.last_answer.clear();
         self.ratio = None;
         self.usage = Usage::default();
@@ -595,6 +676,7 @@ impl Agent {
         self.rewinder.clear();
         if let Some(session) = self.session.as_mut() {
             session.data.messages.clear();
+            session.data.plan.clear();
             session.data.usage = Usage::default();
             session.data.checkpoints = self.rewinder.log.clone();
             if let Err(e) = session.save() {
@@ -623,6 +705,7 @@ impl Agent {
     pub fn new_session(&mut self) {
         self.hook_session_started = false;
         self.history.clear();
+        self.set_checklist(Vec::new());
         self.session = None;
         self.rewinder.clear();
         self.last_answer.clear();
@@ -681,6 +764,7 @@ impl Agent {
             })
             .unwrap_or_default();
         self.rewinder.log = session.data.checkpoints.clone();
+        self.set_checklist(session.data.plan.clone());
         self.usage = session.data.usage;
         self.in_context = compact::estimate_tokens(self.request_chars(), self.ratio);
         self.cache_key = if session.data.cache_key.is_empty() {
@@ -727,7 +811,7 @@ impl Agent {
                 Message::User { content } => {
                     close(&mut open);
                     sink.event(Event::Question {
-                        text: content.clone(),
+                        text: without_mode_note(content).to_owned(),
                     });
                 }
                 Message::Assistant {
@@ -777,6 +861,10 @@ impl Agent {
             }
         }
         close(&mut open);
+        let items = self.checklist();
+        if !items.is_empty() {
+            sink.event(Event::Plan { items });
+        }
     }
 
     /// `/model PROVIDER/MODEL`: switch models, keeping the history.
@@ -879,6 +967,11 @@ impl Agent {
         if !context.is_empty() {
             question = format!("{question}\n\n{context}");
         }
+        // After the question: its first line still titles the session.
+        let noted = self.mode_note.take().is_some_and(|note| {
+            question = format!("{question}\n\n{note}");
+            true
+        });
         self.history.push(Message::user(question.clone()));
         let mut outcome = self
             .run_turn(&sink, &cancel, &mut counters, &mut usage)
@@ -902,6 +995,11 @@ impl Agent {
             // Nothing at all answered it: drop it
             // (docs/architecture.md#the-history-is-kept).
             self.history.pop();
+            if noted {
+                // The model never read the mode's note: the next question
+                // carries it.
+                self.mode_note = Some(mm_tools::mode_note(self.mode));
+            }
         }
         if let Some(text) = self.rewinder.after_turn().await {
             sink.event(Event::Notice { text });
@@ -1166,6 +1264,24 @@ impl Agent {
                     self.history.push(Message::tool_result(
                         &call.id, &call.name, out.text, out.failed,
                     ));
+                    // An accepted plan switched modes: the call's result
+                    // told the model; the declarations follow.
+                    let now = self.permissions.mode();
+                    if now != self.mode {
+                        self.mode = now;
+                        self.mode_note = None;
+                        self.sync_decls();
+                    }
+                    if let Some(answer) = self.permissions.take_turn_end() {
+                        // Nobody could review the plan: it is the answer.
+                        self.close_calls(calls, i + 1);
+                        sink.event(Event::Text {
+                            text: answer.clone(),
+                        });
+                        self.last_answer = answer.clone();
+                        self.history.push(Message::assistant(answer));
+                        return Some(TurnOutcome::Done);
+                    }
                 }
                 CallOutcome::Stop { output, error } => {
                     self.history
@@ -1485,11 +1601,13 @@ impl Agent {
                 }
             }
         }
+        let plan = self.checklist();
         if let Some(session) = self.session.as_mut() {
             session.data.messages = self.history.clone();
             session.data.checkpoints = self.rewinder.log.clone();
             session.data.usage = self.usage;
             session.data.cache_key.clone_from(&self.cache_key);
+            session.data.plan = plan;
             match session.save() {
                 Ok(()) => self.not_saved = None,
                 Err(e) => self.save_failed(sink, &e),
@@ -1501,6 +1619,15 @@ impl Agent {
         let text = format!("session not saved: {e}");
         sink.event(Event::Error { text: text.clone() });
         self.not_saved = Some(text);
+    }
+}
+
+/// A question as the user wrote it: without the mode note mm put after
+/// it for the model.
+pub(crate) fn without_mode_note(question: &str) -> &str {
+    match question.rfind("\n\n[mode: ") {
+        Some(at) if question.ends_with(']') => &question[..at],
+        _ => question,
     }
 }
 
@@ -1636,4 +1763,20 @@ pub fn list_sessions(config: &Config, cwd: Option<&Path>) -> Result<Vec<SessionI
         return Ok(Vec::new());
     }
     Ok(Store::new(config.sessions.dir.clone()).list(cwd)?)
+}
+
+#[cfg(test)]
+mod mode_note_tests {
+    use super::without_mode_note;
+
+    #[test]
+    fn the_note_after_a_question_is_left_out_when_it_is_shown() {
+        let noted = format!(
+            "fix it\n\nsecond line\n\n{}",
+            mm_tools::mode_note(mm_ui::AgentMode::Plan)
+        );
+        assert_eq!(without_mode_note(&noted), "fix it\n\nsecond line");
+        assert_eq!(without_mode_note("plain [mode: x]"), "plain [mode: x]");
+        assert_eq!(without_mode_note("plain"), "plain");
+    }
 }

@@ -28,6 +28,7 @@ pub fn build(
         default: match default {
             PermissionSetting::Allow => Mode::Allow,
             PermissionSetting::Ask => Mode::Ask,
+            PermissionSetting::Plan => Mode::Plan,
         },
         allow: &rules.allow,
         ask: &rules.ask,
@@ -84,6 +85,7 @@ pub fn lines(permissions: &Permissions) -> Vec<String> {
     let default = match default {
         Mode::Allow => "allow",
         Mode::Ask => "ask",
+        Mode::Plan => "plan",
     };
     vec![
         format!("default: {default}"),

@@ -24,6 +24,8 @@ pub struct Tools {
     /// The language servers of the built-in list that are not on the
     /// PATH: said once, in the banner's line, not one warning each.
     pub lsp_missing: Vec<String>,
+    /// The model's last checklist, which the `todo` tool writes.
+    pub checklist: mm_tools::todo::Checklist,
 }
 
 /// Every variable that may hold a key mm uses: each provider's, and the
@@ -78,6 +80,9 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
     if let Some(lsp) = lsp {
         tools.push(Box::new(lsp));
     }
+    let checklist = mm_tools::todo::Checklist::default();
+    tools.push(Box::new(mm_tools::todo::Todo::new(checklist.clone())));
+    tools.push(Box::new(mm_tools::exit_plan::ExitPlan));
     let toolbox = Toolbox::new(
         tools,
         ToolboxSettings {
@@ -90,5 +95,6 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
         lsp: client,
         warnings,
         lsp_missing,
+        checklist,
     }
 }

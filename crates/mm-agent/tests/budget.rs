@@ -54,6 +54,23 @@ async fn system_prompt_and_tool_declarations_fit_in_6_kb() {
     let system = body["messages"][0]["content"].as_str().unwrap();
     let tools = body["tools"].to_string();
     let total = system.len() + tools.len();
+    // The checklist tool's share, and that plan mode's tool is not sent.
+    let names: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap_or_default())
+        .collect();
+    assert!(names.contains(&"todo"), "{names:?}");
+    assert!(!names.contains(&"exit_plan"), "{names:?}");
+    let todo = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "todo")
+        .unwrap()
+        .to_string();
+    println!("of which the todo tool {} B", todo.len() + 1);
     println!(
         "first request: system prompt {} B + tools {} B = {total} B",
         system.len(),

@@ -28,6 +28,12 @@ pub struct SettingsFlags {
     /// Print the merged settings and where each came from, then exit.
     #[arg(long = "print-config")]
     pub print_config: bool,
+
+    /// The mode: allow (run without asking), ask, or plan (read-only)
+    /// (overrides `permissions.default`, in mm-acp `acp.permissions`; the
+    /// rules stay).
+    #[arg(long, value_name = "MODE", value_parser = ["allow", "ask", "plan"])]
+    pub permissions: Option<String>,
 }
 
 impl SettingsFlags {
@@ -36,8 +42,14 @@ impl SettingsFlags {
         Overrides {
             model: self.model.clone(),
             base_url: self.base_url.clone(),
+            permissions: self.mode(),
             ..Overrides::default()
         }
+    }
+
+    /// `--permissions`, as a setting.
+    pub fn mode(&self) -> Option<crate::PermissionSetting> {
+        self.permissions.as_deref().and_then(|p| p.parse().ok())
     }
 
     /// This process's sources for a session rooted at `cwd`, with these

@@ -248,11 +248,11 @@ mod tests {
         let e = ConfigError::BadValue {
             at: Origin::Env("MM_PERMISSIONS".to_owned()),
             key: "permissions".to_owned(),
-            problem: "\"x\" is not one of allow, ask".to_owned(),
+            problem: "\"x\" is not one of allow, ask, plan".to_owned(),
         };
         assert_eq!(
             e.to_string(),
-            "MM_PERMISSIONS: \"x\" is not one of allow, ask"
+            "MM_PERMISSIONS: \"x\" is not one of allow, ask, plan"
         );
         let e = ConfigError::BadValue {
             at: Origin::Flag("--model".to_owned()),

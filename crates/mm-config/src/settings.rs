@@ -203,6 +203,9 @@ pub enum PermissionSetting {
     Allow,
     /// Ask the user before a call that needs permission (`bash`, edits).
     Ask,
+    /// Read-only: edits and commands that can change things are refused;
+    /// reading and read-only commands run.
+    Plan,
 }
 
 /// `acp`: the settings that apply to editors (ACP) only.
@@ -326,7 +329,9 @@ pub struct McpServer {
     pub headers: BTreeMap<String, String>,
 }
 
-/// The hooks of one event whose matcher matches a call.
+/// The hooks of one event whose matcher matches a call. A file may give
+/// several groups of an event; a later layer (the `MM_CONFIG` file) gives
+/// the event's groups anew.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HookGroup {
@@ -623,13 +628,14 @@ impl Thinking {
 
 impl PermissionSetting {
     /// The YAML names, in the order error messages list them.
-    pub const NAMES: &'static [&'static str] = &["allow", "ask"];
+    pub const NAMES: &'static [&'static str] = &["allow", "ask", "plan"];
 
     /// The YAML name of this value.
     pub fn as_str(self) -> &'static str {
         match self {
             PermissionSetting::Allow => "allow",
             PermissionSetting::Ask => "ask",
+            PermissionSetting::Plan => "plan",
         }
     }
 
@@ -637,6 +643,7 @@ impl PermissionSetting {
         match name {
             "allow" => Some(PermissionSetting::Allow),
             "ask" => Some(PermissionSetting::Ask),
+            "plan" => Some(PermissionSetting::Plan),
             _ => None,
         }
     }

@@ -87,7 +87,7 @@ fn write(path: &Path, text: &str) -> PathBuf {
 const TOP_KEYS: &str = "model, baseURL, apiKeyEnv, contextWindow, maxTokens, thinking, showThinking, watchdog, \
                         retries, textToolCalls, constrainedCalls, cacheControl, maxRetryWait, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, skillsDir, \
                         permissions, acp, sessions, checkpoints, compact, lsp, instructions, sandbox, sandboxNetwork, \
-                        mcpServers, mcp";
+                        mcpServers, mcp, hooks";
 
 // ---------- defaults ----------
 
@@ -361,7 +361,7 @@ fn bad_permission_maps() {
     assert_eq!(
         w.error(),
         format!(
-            "{}: permissions.default: \"maybe\" is not one of allow, ask",
+            "{}: permissions.default: \"maybe\" is not one of allow, ask, plan",
             u.display()
         )
     );
@@ -748,7 +748,7 @@ fn bad_enum_values() {
     assert_eq!(
         w.error(),
         format!(
-            "{}: acp.permissions: \"sometimes\" is not one of allow, ask",
+            "{}: acp.permissions: \"sometimes\" is not one of allow, ask, plan",
             u.display()
         )
     );
@@ -912,7 +912,7 @@ fn bad_mm_permissions_names_the_variable() {
     w.set_env("MM_PERMISSIONS", "sometimes");
     assert_eq!(
         w.error(),
-        "MM_PERMISSIONS: \"sometimes\" is not one of allow, ask"
+        "MM_PERMISSIONS: \"sometimes\" is not one of allow, ask, plan"
     );
 }
 

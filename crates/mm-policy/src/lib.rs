@@ -11,6 +11,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod policy;
+pub mod readonly;
 pub mod rule;
 pub mod sandbox;
 pub mod shell;

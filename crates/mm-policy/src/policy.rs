@@ -18,6 +18,7 @@
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::readonly::read_only;
 use crate::rule::{Rule, RuleError};
 use crate::shell::{self, Hazard};
 
@@ -28,6 +29,10 @@ pub enum Mode {
     Allow,
     /// Ask before tools that change things.
     Ask,
+    /// Read-only: calls that change things are refused
+    /// ([`Verdict::PlanMode`]), except `bash` lines that only read
+    /// ([`crate::readonly::read_only`]); deny and ask rules still apply.
+    Plan,
 }
 
 /// What a call is judged on besides the tool's name.
@@ -94,6 +99,8 @@ pub enum Verdict {
     Ask(AskReason),
     /// Do not run it; the text of the deny rule that matched.
     Deny(String),
+    /// Do not run it: plan mode is on and the call would change things.
+    PlanMode,
 }
 
 /// A rule list entry that does not parse, named as the settings name it.
@@ -139,7 +146,9 @@ pub struct Listing {
 /// The rules of one session. Cheap to judge with; share it behind an `Arc`.
 #[derive(Debug)]
 pub struct Policy {
-    default: Mode,
+    /// The mode in force; `/mode`, Shift-Tab and an accepted plan change
+    /// it while the session runs.
+    default: Mutex<Mode>,
     deny: Vec<Rule>,
     ask: Vec<Rule>,
     allow: Vec<Rule>,
@@ -163,7 +172,7 @@ impl Policy {
                 .collect::<Result<Vec<Rule>, PolicyError>>()
         };
         Ok(Policy {
-            default: lists.default,
+            default: Mutex::new(lists.default),
             deny: compile("deny", lists.deny)?,
             ask: compile("ask", lists.ask)?,
             allow: compile("allow", lists.allow)?,
@@ -174,7 +183,7 @@ impl Policy {
     /// A policy of no rules with this default.
     pub fn with_default(default: Mode) -> Policy {
         Policy {
-            default,
+            default: Mutex::new(default),
             deny: Vec::new(),
             ask: Vec::new(),
             allow: Vec::new(),
@@ -184,17 +193,41 @@ impl Policy {
 
     /// The default in force.
     pub fn default_mode(&self) -> Mode {
-        self.default
+        *self.default.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Judges one call.
+    /// Switch modes for the calls judged from now on.
+    pub fn set_default_mode(&self, mode: Mode) {
+        *self.default.lock().unwrap_or_else(|e| e.into_inner()) = mode;
+    }
+
+    /// Judges one call. In plan mode a call that changes things is refused
+    /// unless it is a `bash` line that only reads; a deny rule still names
+    /// itself first.
     pub fn check(&self, call: &Call<'_>) -> Verdict {
+        let mode = self.default_mode();
+        if mode == Mode::Plan && call.changes {
+            let reads = match call.subject {
+                Subject::Command(line) => read_only(&shell::analyse(line, call.cwd)),
+                _ => false,
+            };
+            return match self.judge(call, Mode::Allow) {
+                Verdict::Deny(rule) => Verdict::Deny(rule),
+                verdict if reads => verdict,
+                _ => Verdict::PlanMode,
+            };
+        }
+        self.judge(call, mode)
+    }
+
+    /// Judges one call under the default `default`.
+    fn judge(&self, call: &Call<'_>, default: Mode) -> Verdict {
         let deny = rules_for(&self.deny, call.tool);
         let ask = rules_for(&self.ask, call.tool);
         let session = self.session();
         let mut allow = rules_for(&self.allow, call.tool);
         allow.extend(rules_for(&session, call.tool));
-        let fallback = || match (call.changes, self.default) {
+        let fallback = || match (call.changes, default) {
             (true, Mode::Ask) => Verdict::Ask(AskReason::Default),
             _ => Verdict::Allow,
         };
@@ -220,7 +253,7 @@ impl Policy {
                 }
                 if let Some(h) = analysis.hazards.first() {
                     let everything_allowed =
-                        self.default == Mode::Allow && deny.is_empty() && ask.is_empty();
+                        default == Mode::Allow && deny.is_empty() && ask.is_empty();
                     return if everything_allowed {
                         Verdict::Allow
                     } else {
@@ -232,7 +265,7 @@ impl Policy {
                 }
                 for c in &analysis.commands {
                     if let Some(target) = &c.writes_outside {
-                        if self.default == Mode::Ask {
+                        if default == Mode::Ask {
                             return Verdict::Ask(AskReason::WritesOutside(target.clone()));
                         }
                         continue;
@@ -316,7 +349,7 @@ impl Policy {
     pub fn listing(&self) -> Listing {
         let texts = |rules: &[Rule]| rules.iter().map(Rule::to_string).collect();
         Listing {
-            default: self.default,
+            default: self.default_mode(),
             deny: texts(&self.deny),
             ask: texts(&self.ask),
             allow: texts(&self.allow),
@@ -427,6 +460,44 @@ mod tests {
             changes: true,
             cwd,
         }
+    }
+
+    #[test]
+    fn plan_mode_lets_only_reading_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path();
+        let p = policy(
+            Mode::Allow,
+            &["bash(rm *)", "write_file"],
+            &[],
+            &["bash(git push*)"],
+        );
+        p.set_default_mode(Mode::Plan);
+        assert_eq!(p.check(&bash("ls -la", cwd)), Verdict::Allow);
+        assert_eq!(p.check(&bash("git status", cwd)), Verdict::Allow);
+        // An allow rule does not open plan mode.
+        assert_eq!(p.check(&bash("rm x", cwd)), Verdict::PlanMode);
+        assert_eq!(p.check(&bash("echo a > f", cwd)), Verdict::PlanMode);
+        assert_eq!(
+            p.check(&bash("git push", cwd)),
+            Verdict::Deny("bash(git push*)".into())
+        );
+        let write = Call {
+            tool: "write_file",
+            subject: Subject::Path(Path::new("a.txt")),
+            changes: true,
+            cwd,
+        };
+        assert_eq!(p.check(&write), Verdict::PlanMode);
+        let read = Call {
+            tool: "read_file",
+            changes: false,
+            ..write
+        };
+        assert_eq!(p.check(&read), Verdict::Allow);
+        p.set_default_mode(Mode::Allow);
+        assert_eq!(p.check(&write), Verdict::Allow);
+        assert_eq!(p.listing().default, Mode::Allow);
     }
 
     #[test]

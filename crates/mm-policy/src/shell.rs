@@ -232,6 +232,20 @@ pub struct Analysis {
     pub commands: Vec<SimpleCommand>,
     /// What the rules cannot see, in order of appearance.
     pub hazards: Vec<Hazard>,
+    /// Files the line's redirections write (inside the working directory
+    /// or not; devices like `/dev/null` left out): a line that writes one
+    /// is not read-only.
+    pub writes: Vec<String>,
+}
+
+/// A write target that is a harmless device (`/dev/null`, a descriptor),
+/// not a file: writing it changes nothing.
+fn is_device(target: &WordInfo) -> bool {
+    !target.expands
+        && !target.glob
+        && !target.braces
+        && (HARMLESS_TARGETS.contains(&target.plain.as_str())
+            || target.plain.starts_with("/dev/fd/"))
 }
 
 /// Reads `line` as bash would, for a command run in `cwd`.
@@ -966,6 +980,9 @@ impl Walker {
                 let outside = match target {
                     T::Filename(w) => {
                         let info = self.word(&w.value, hidden, depth);
+                        if writes && !is_device(&info) {
+                            self.out.writes.push(w.value.clone());
+                        }
                         (writes && !self.harmless(&info)).then(|| w.value.clone())
                     }
                     T::Duplicate(w) => {
@@ -1010,6 +1027,9 @@ impl Walker {
             }
             ast::IoRedirect::OutputAndError(w, _) => {
                 let info = self.word(&w.value, hidden, depth);
+                if !is_device(&info) {
+                    self.out.writes.push(w.value.clone());
+                }
                 Redirected {
                     outside: (!self.harmless(&info)).then(|| w.value.clone()),
                     fed: None,

@@ -60,6 +60,10 @@ pub struct SessionData {
     /// for a session started afresh.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<String>,
+    /// The model's last checklist (the `todo` tool), drawn again when the
+    /// session is continued. Absent when it never kept one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plan: Vec<mm_types::PlanItem>,
 }
 
 /// The checkpoints a session took of its project's files. Ids are opaque
@@ -147,6 +151,7 @@ impl SessionData {
             usage: Usage::default(),
             cache_key: String::new(),
             forked_from: None,
+            plan: Vec::new(),
         }
     }
 

@@ -11,15 +11,30 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod bash;
+pub mod exit_plan;
 pub mod files;
 mod lenient;
 pub mod lsp;
 pub mod mcp;
 pub mod output;
 pub mod skill;
+pub mod todo;
 pub mod tool;
 pub mod toolbox;
 
 pub use bash::kill_all_running;
 pub use tool::*;
-pub use toolbox::{CallOutcome, NOT_RUN, Toolbox, ToolboxSettings};
+pub use toolbox::{CallOutcome, NOT_RUN, PLAN_MODE, Toolbox, ToolboxSettings};
+
+/// The note the model reads when the mode changes (added to the
+/// conversation, never to the system prompt, which stays the same).
+pub fn mode_note(mode: mm_types::AgentMode) -> &'static str {
+    match mode {
+        mm_types::AgentMode::Allow => "[mode: allow — commands and edits run without asking]",
+        mm_types::AgentMode::Ask => "[mode: ask — the user is asked before commands and edits run]",
+        mm_types::AgentMode::Plan => {
+            "[mode: plan — read-only: edits and commands that change things are refused. Read, \
+             search and plan; present the plan with exit_plan]"
+        }
+    }
+}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mm_policy::{Policy, Sandbox};
-use mm_types::{FileChange, Sink, ToolFamily, ToolKind};
+use mm_types::{AgentMode, FileChange, Sink, ToolFamily, ToolKind};
 use tokio_util::sync::CancellationToken;
 
 /// A tool as the model sees it.
@@ -86,6 +86,9 @@ pub struct Permissions {
     sandbox: Sandbox,
     /// The user's `PreToolUse`, `PostToolUse` and `Notification` hooks.
     hooks: Arc<mm_hooks::Hooks>,
+    /// The answer a call asked the turn to end with (`exit_plan` when
+    /// nobody can review the plan).
+    ending: std::sync::Mutex<Option<String>>,
 }
 
 impl Permissions {
@@ -100,6 +103,7 @@ impl Permissions {
             policy,
             sandbox,
             hooks: Arc::new(mm_hooks::Hooks::none()),
+            ending: std::sync::Mutex::new(None),
         }
     }
 
@@ -111,6 +115,35 @@ impl Permissions {
     /// The hooks run around each call.
     pub fn hooks(&self) -> &Arc<mm_hooks::Hooks> {
         &self.hooks
+    }
+
+    /// The mode in force (the rules' default).
+    pub fn mode(&self) -> AgentMode {
+        match self.policy.default_mode() {
+            PermissionMode::Allow => AgentMode::Allow,
+            PermissionMode::Ask => AgentMode::Ask,
+            PermissionMode::Plan => AgentMode::Plan,
+        }
+    }
+
+    /// Switch modes for the calls judged from now on.
+    pub fn set_mode(&self, mode: AgentMode) {
+        self.policy.set_default_mode(match mode {
+            AgentMode::Allow => PermissionMode::Allow,
+            AgentMode::Ask => PermissionMode::Ask,
+            AgentMode::Plan => PermissionMode::Plan,
+        });
+    }
+
+    /// Ask the agent to end the turn after this call, with `answer` as its
+    /// answer.
+    pub fn end_turn_with(&self, answer: String) {
+        *self.ending.lock().unwrap_or_else(|e| e.into_inner()) = Some(answer);
+    }
+
+    /// The answer a call asked the turn to end with, once.
+    pub fn take_turn_end(&self) -> Option<String> {
+        self.ending.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// The rules.
@@ -311,6 +344,13 @@ pub trait Tool: Send + Sync {
     /// The tool's description and argument schema, as declared to the
     /// model, under the row's name.
     fn spec(&self) -> ToolSpec;
+
+    /// Whether the model is offered the tool in `mode`; every mode by
+    /// default (`exit_plan` only in plan mode).
+    fn declared_in(&self, mode: AgentMode) -> bool {
+        let _ = mode;
+        true
+    }
 
     /// Title, kind and locations of a call from its raw arguments (which
     /// may be incomplete or not even an object), so that a call refused

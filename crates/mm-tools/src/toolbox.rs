@@ -37,6 +37,7 @@
 //!   mm will not re-create it`, checked before the plan and again before the
 //!   run ([`ToolContext::cwd_gone`])
 //! - `[denied by rule "<rule>"]` for a call a deny rule refuses
+//! - [`PLAN_MODE`] for a call that would change things in plan mode
 //! - `[call rejected by the user]` when the user refuses a call of a tool
 //!   with no refusal text of its own (one that only a rule made ask)
 //! - the notice `session rule added: bash(git status *)` after "allow for
@@ -64,6 +65,10 @@ pub const NOT_RUN: &str = "[not run: the turn was stopped]";
 /// What the model gets when the user refuses a call of a tool that has no
 /// refusal text of its own (one a rule made ask).
 pub const REJECTED: &str = "[call rejected by the user]";
+
+/// What the model gets for a call plan mode refused.
+pub const PLAN_MODE: &str = "[not run: plan mode is on — only reading and read-only commands run; \
+     present your plan with exit_plan]";
 
 /// What the model gets for a call a deny rule refused: `[denied by rule
 /// "bash(rm -rf *)"]`.
@@ -218,6 +223,16 @@ impl Toolbox {
     /// Declarations for the model, in declaration order.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|(_, t)| t.spec()).collect()
+    }
+
+    /// The names of the tools not offered in `mode` (`exit_plan` outside
+    /// plan mode).
+    pub fn hidden_in(&self, mode: mm_types::AgentMode) -> Vec<String> {
+        self.tools
+            .iter()
+            .filter(|(_, t)| !t.declared_in(mode))
+            .map(|(n, _)| n.clone())
+            .collect()
     }
 
     /// Tool names, in declaration order.
@@ -411,8 +426,18 @@ impl Toolbox {
         input: &Value,
         ctx: &ToolContext,
     ) -> Result<Ready<'t>, Unplanned> {
-        let Some(tool) = self.tools.iter().find(|(n, _)| n == name).map(|(_, t)| t) else {
+        let mode = ctx.permissions.mode();
+        // A tool the mode does not offer (exit_plan outside plan mode) is
+        // no tool at all to the model.
+        let found = self
+            .tools
+            .iter()
+            .find(|(n, t)| n == name && t.declared_in(mode))
+            .map(|(_, t)| t);
+        let Some(tool) = found else {
+            let hidden = self.hidden_in(mode);
             let mut names = self.names();
+            names.retain(|n| !hidden.contains(n));
             names.sort();
             return Err(Unplanned {
                 shown: Described::bare(name),
@@ -487,6 +512,7 @@ impl Toolbox {
         match verdict {
             Verdict::Allow => {}
             Verdict::Deny(rule) => return Consent::Refused(denied_text(&rule)),
+            Verdict::PlanMode => return Consent::Refused(PLAN_MODE.to_string()),
             Verdict::Ask(_) => {
                 // Nobody to ask (a script): not run, and the model is told why.
                 if let Some(text) = ctx.sink.cannot_ask(info) {

@@ -280,6 +280,106 @@ pub enum TurnOutcome {
     Repeated(String),
 }
 
+/// Where an item of the model's checklist (the `todo` tool) stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// One item of the model's checklist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct PlanItem {
+    /// What is to be done, as the model wrote it.
+    pub text: String,
+    /// Where it stands.
+    pub status: PlanStatus,
+}
+
+/// What the agent may do without asking (`permissions.default`, `/mode`,
+/// Shift-Tab): always on screen in a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentMode {
+    /// Commands and edits run without asking (rules still apply).
+    Allow,
+    /// The user is asked before commands, edits, MCP tools and fetches.
+    Ask,
+    /// Read-only: edits and commands that can change things are refused.
+    Plan,
+}
+
+impl AgentMode {
+    /// Every mode, in Shift-Tab's order.
+    pub const ALL: [AgentMode; 3] = [AgentMode::Allow, AgentMode::Ask, AgentMode::Plan];
+
+    /// `allow`, `ask` or `plan`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentMode::Allow => "allow",
+            AgentMode::Ask => "ask",
+            AgentMode::Plan => "plan",
+        }
+    }
+
+    /// The mode by its name.
+    pub fn from_name(name: &str) -> Option<AgentMode> {
+        AgentMode::ALL.into_iter().find(|m| m.name() == name.trim())
+    }
+
+    /// What the mode means, in a few words.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            AgentMode::Allow => "commands and edits run without asking",
+            AgentMode::Ask => "asks before commands and edits",
+            AgentMode::Plan => "read-only: plans, changes nothing",
+        }
+    }
+
+    /// The next mode Shift-Tab chooses: allow → ask → plan → allow.
+    pub fn next(self) -> AgentMode {
+        match self {
+            AgentMode::Allow => AgentMode::Ask,
+            AgentMode::Ask => AgentMode::Plan,
+            AgentMode::Plan => AgentMode::Allow,
+        }
+    }
+
+    /// The banner's line: `mode: allow — commands and edits run without
+    /// asking; Shift-Tab to change`.
+    pub fn banner_line(self) -> String {
+        format!(
+            "mode: {} — {}; Shift-Tab to change",
+            self.name(),
+            self.meaning()
+        )
+    }
+}
+
+impl std::fmt::Display for AgentMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The user's answer to a plan the model presented (`exit_plan`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanReview {
+    /// Leave plan mode for this mode and carry the plan out.
+    Proceed(AgentMode),
+    /// Stay in plan mode; what the user said about the plan, for the model.
+    Stay(Option<String>),
+    /// The turn was cancelled while asking.
+    Cancelled,
+    /// Nobody can answer here (a script): the plan is the turn's answer.
+    Unavailable,
+}
+
 /// Everything a front end is told.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -367,6 +467,17 @@ pub enum Event {
         /// What went wrong, for the user.
         text: String,
     },
+    /// The model's checklist changed (the `todo` tool), or a loaded
+    /// session brings its last one back: the whole list.
+    Plan {
+        /// Every item, in the model's order.
+        items: Vec<PlanItem>,
+    },
+    /// The mode changed from inside a turn (the user accepted a plan).
+    Mode {
+        /// The mode now in force.
+        mode: AgentMode,
+    },
     /// The turn ended.
     TurnEnd {
         /// Why the turn ended.
@@ -419,6 +530,14 @@ pub trait Sink: Send + Sync {
     fn rejection_reason(&self, id: &str) -> Option<String> {
         let _ = id;
         None
+    }
+
+    /// Show the plan the model presented (Markdown) and ask whether to
+    /// leave plan mode. The default, for a front end with nobody to ask,
+    /// makes the plan the turn's answer.
+    fn review_plan<'a>(&'a self, plan: &'a str) -> BoxFuture<'a, PlanReview> {
+        let _ = plan;
+        Box::pin(async { PlanReview::Unavailable })
     }
 }
 

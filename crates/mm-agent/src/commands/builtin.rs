@@ -118,6 +118,13 @@ pub(super) fn table() -> Vec<Command> {
             Run::Now(permissions),
         ),
         Command::new(
+            "mode",
+            "Show the mode, or switch to allow, ask or plan (read-only)",
+            Run::Now(super::mode::mode),
+        )
+        .with_argument(Argument::Optional("[allow|ask|plan]".into()))
+        .with_fronts(TERMINAL),
+        Command::new(
             "init",
             "Ask the model to write a first AGENTS.md for this project",
             Run::Now(init),
@@ -482,6 +489,7 @@ pub fn recap(history: &[Message]) -> Vec<String> {
     let Message::User { content: question } = &history[at] else {
         return Vec::new();
     };
+    let question = crate::agent::without_mode_note(question);
     let mut lines = vec![format!(
         "last question: {}",
         first_line(question, RECAP_WIDTH)

@@ -60,7 +60,7 @@ pub fn markdown(heading: &Heading<'_>, history: &[Message]) -> String {
                 asked += 1;
                 out.push_str(&format!(
                     "\n## Question {asked}\n\n{}\n",
-                    content.trim_end()
+                    crate::agent::without_mode_note(content).trim_end()
                 ));
             }
             Message::Assistant {

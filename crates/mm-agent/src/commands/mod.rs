@@ -12,6 +12,7 @@
 mod builtin;
 pub mod custom;
 pub mod export;
+mod mode;
 
 use std::borrow::Cow;
 use std::fmt;
