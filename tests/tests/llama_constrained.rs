@@ -72,7 +72,15 @@ fn constrained_calls_make_a_small_model_act() {
                 // A declared tool, run (its result went back to the model).
                 let tool = call["info"]["tool"].as_str().unwrap_or("").to_owned();
                 assert!(
-                    ["bash", "read_file", "write_file", "edit_file"].contains(&tool.as_str()),
+                    [
+                        "bash",
+                        "read_file",
+                        "write_file",
+                        "edit_file",
+                        "grep",
+                        "glob"
+                    ]
+                    .contains(&tool.as_str()),
                     "seed {seed}: {call}"
                 );
                 assert!(

@@ -47,14 +47,24 @@ fn always_turns_the_value_into_a_call_that_runs_and_an_answer() {
             .iter()
             .filter_map(|b| b["properties"]["name"]["const"].as_str())
             .collect();
-        assert_eq!(names, ["bash", "read_file", "write_file", "edit_file"]);
+        assert_eq!(
+            names,
+            [
+                "bash",
+                "read_file",
+                "write_file",
+                "edit_file",
+                "grep",
+                "glob"
+            ]
+        );
         assert_eq!(
             branches.last().unwrap()["required"],
             json!(["answer"]),
             "the answer branch"
         );
         // The tools stay declared: the prompt is the unconstrained one.
-        assert_eq!(chat["tools"].as_array().unwrap().len(), 4);
+        assert_eq!(chat["tools"].as_array().unwrap().len(), 6);
     }
     // The call is a native one in the history, and its result goes back.
     let second = messages(&chats[1]);

@@ -913,7 +913,14 @@ fn read_skill_is_declared_with_its_catalogue_only_when_skills_exist() {
     ask(&w).assert_ok();
     assert_eq!(
         tool_names(&w.chats()[0]),
-        ["bash", "read_file", "write_file", "edit_file"]
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "grep",
+            "glob"
+        ]
     );
 }
 
@@ -997,12 +1004,12 @@ fn unknown_tool_names_the_sorted_available_tools() {
     let got = one("nope", "{}".into(), "", |_| {});
     assert_eq!(
         got,
-        "unknown tool \"nope\"; available tools: bash, edit_file, read_file, write_file"
+        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, read_file, write_file"
     );
     let got = one("nope", "{}".into(), "", skills);
     assert_eq!(
         got,
-        "unknown tool \"nope\"; available tools: bash, edit_file, read_file, read_skill, write_file"
+        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, read_file, read_skill, write_file"
     );
 }
 
@@ -1013,11 +1020,11 @@ fn undeclared_tools_are_unknown() {
     run.assert_ok();
     assert_eq!(
         tool_names(&w.chats()[0]),
-        ["read_file", "write_file", "edit_file"]
+        ["read_file", "write_file", "edit_file", "grep", "glob"]
     );
     assert_eq!(
         results(&w, &run, 1),
-        ["unknown tool \"bash\"; available tools: edit_file, read_file, write_file"]
+        ["unknown tool \"bash\"; available tools: edit_file, glob, grep, read_file, write_file"]
     );
     assert!(!w.cwd.join("ran").exists());
 

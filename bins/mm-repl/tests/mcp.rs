@@ -125,11 +125,13 @@ fn the_model_calls_mcp_time_and_gets_the_result_in_the_next_request() {
             "read_file",
             "write_file",
             "edit_file",
+            "grep",
+            "glob",
             "mcp__time__get_current_time",
             "mcp__time__convert_time"
         ]
     );
-    let decl = &chats[0]["tools"][4]["function"];
+    let decl = &chats[0]["tools"][6]["function"];
     assert_eq!(
         decl["description"],
         "Get current time in a specific timezone"
@@ -228,9 +230,17 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
     let first = tool_names(&chats[0]);
     assert_eq!(
         first,
-        ["bash", "read_file", "write_file", "edit_file", "mcp"]
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "grep",
+            "glob",
+            "mcp"
+        ]
     );
-    let listing = chats[0]["tools"][4]["function"]["description"]
+    let listing = chats[0]["tools"][6]["function"]["description"]
         .as_str()
         .unwrap();
     assert!(
@@ -257,13 +267,15 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "read_file",
             "write_file",
             "edit_file",
+            "grep",
+            "glob",
             "mcp",
             "mcp__everything__echo"
         ]
     );
     assert_eq!(
-        chats[1]["tools"].as_array().unwrap()[..5],
-        chats[0]["tools"].as_array().unwrap()[..5],
+        chats[1]["tools"].as_array().unwrap()[..7],
+        chats[0]["tools"].as_array().unwrap()[..7],
         "the prefix changed"
     );
     let third = messages(&chats[2]);

@@ -50,7 +50,17 @@ fn stdout_is_the_answer_and_tool_lines_go_to_stderr() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["bash", "read_file", "write_file", "edit_file"]);
+    assert_eq!(
+        tools,
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "grep",
+            "glob"
+        ]
+    );
     for tool in chats[0]["tools"].as_array().unwrap() {
         assert_eq!(tool["type"], "function");
         assert_eq!(tool["function"]["parameters"]["type"], "object");

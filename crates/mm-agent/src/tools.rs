@@ -7,6 +7,8 @@ use mm_config::Config;
 use mm_tools::Tool;
 use mm_tools::bash::{Bash, BashSettings};
 use mm_tools::files::{EditFile, ReadFile, WriteFile};
+use mm_tools::glob::Glob;
+use mm_tools::grep::Grep;
 use mm_tools::lsp::Lsp;
 use mm_tools::skill::ReadSkill;
 use mm_tools::toolbox::{Toolbox, ToolboxSettings};
@@ -53,6 +55,8 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
         tools.push(Box::new(ReadFile::new().with_secrets(secrets)));
         tools.push(Box::new(WriteFile::new()));
         tools.push(Box::new(EditFile::new()));
+        tools.push(Box::new(Grep::new().with_secrets(secrets)));
+        tools.push(Box::new(Glob));
     }
     if let Some(skill) = ReadSkill::new(config.skills_dir.clone()).map(|s| s.with_secrets(secrets))
     {

@@ -52,7 +52,17 @@ async fn a_text_answer_streams_and_is_kept() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["bash", "read_file", "write_file", "edit_file"]);
+    assert_eq!(
+        names,
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "grep",
+            "glob"
+        ]
+    );
     assert!(matches!(
         sink.events().last(),
         Some(Event::TurnEnd {

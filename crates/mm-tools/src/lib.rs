@@ -1,5 +1,6 @@
 //! mm-tools: the `Tool` interface and the built-in tools the model can call
-//! (bash, read_file, write_file, edit_file, read_skill, lsp) and the tools
+//! (bash, read_file, write_file, edit_file, grep,
+//! glob, read_skill, lsp) and the tools
 //! of MCP servers.
 //!
 //! Tools return failures as text for the model, flagged as failures in
@@ -12,6 +13,8 @@
 
 pub mod bash;
 pub mod files;
+pub mod glob;
+pub mod grep;
 mod lenient;
 pub mod lsp;
 pub mod mcp;
@@ -19,6 +22,7 @@ pub mod output;
 pub mod skill;
 pub mod tool;
 pub mod toolbox;
+mod walk;
 
 pub use bash::kill_all_running;
 pub use tool::*;
