@@ -78,7 +78,9 @@ fn constrained_calls_make_a_small_model_act() {
                         "write_file",
                         "edit_file",
                         "grep",
-                        "glob"
+                        "glob",
+                        "job_output",
+                        "job_kill"
                     ]
                     .contains(&tool.as_str()),
                     "seed {seed}: {call}"

@@ -55,7 +55,9 @@ fn always_turns_the_value_into_a_call_that_runs_and_an_answer() {
                 "write_file",
                 "edit_file",
                 "grep",
-                "glob"
+                "glob",
+                "job_output",
+                "job_kill"
             ]
         );
         assert_eq!(
@@ -64,7 +66,7 @@ fn always_turns_the_value_into_a_call_that_runs_and_an_answer() {
             "the answer branch"
         );
         // The tools stay declared: the prompt is the unconstrained one.
-        assert_eq!(chat["tools"].as_array().unwrap().len(), 6);
+        assert_eq!(chat["tools"].as_array().unwrap().len(), 8);
     }
     // The call is a native one in the history, and its result goes back.
     let second = messages(&chats[1]);

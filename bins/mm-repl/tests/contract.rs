@@ -919,7 +919,9 @@ fn read_skill_is_declared_with_its_catalogue_only_when_skills_exist() {
             "write_file",
             "edit_file",
             "grep",
-            "glob"
+            "glob",
+            "job_output",
+            "job_kill"
         ]
     );
 }
@@ -1004,12 +1006,12 @@ fn unknown_tool_names_the_sorted_available_tools() {
     let got = one("nope", "{}".into(), "", |_| {});
     assert_eq!(
         got,
-        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, read_file, write_file"
+        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, job_kill, job_output, read_file, write_file"
     );
     let got = one("nope", "{}".into(), "", skills);
     assert_eq!(
         got,
-        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, read_file, read_skill, write_file"
+        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, job_kill, job_output, read_file, read_skill, write_file"
     );
 }
 
@@ -1031,10 +1033,13 @@ fn undeclared_tools_are_unknown() {
     let w = world(&[read_file(json!({"path": "a.txt"}))], "editTools: false\n");
     let run = ask(&w);
     run.assert_ok();
-    assert_eq!(tool_names(&w.chats()[0]), ["bash"]);
+    assert_eq!(
+        tool_names(&w.chats()[0]),
+        ["bash", "job_output", "job_kill"]
+    );
     assert_eq!(
         results(&w, &run, 1),
-        ["unknown tool \"read_file\"; available tools: bash"]
+        ["unknown tool \"read_file\"; available tools: bash, job_kill, job_output"]
     );
 }
 

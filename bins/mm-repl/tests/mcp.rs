@@ -127,11 +127,13 @@ fn the_model_calls_mcp_time_and_gets_the_result_in_the_next_request() {
             "edit_file",
             "grep",
             "glob",
+            "job_output",
+            "job_kill",
             "mcp__time__get_current_time",
             "mcp__time__convert_time"
         ]
     );
-    let decl = &chats[0]["tools"][6]["function"];
+    let decl = &chats[0]["tools"][8]["function"];
     assert_eq!(
         decl["description"],
         "Get current time in a specific timezone"
@@ -237,10 +239,12 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "edit_file",
             "grep",
             "glob",
+            "job_output",
+            "job_kill",
             "mcp"
         ]
     );
-    let listing = chats[0]["tools"][6]["function"]["description"]
+    let listing = chats[0]["tools"][8]["function"]["description"]
         .as_str()
         .unwrap();
     assert!(
@@ -269,13 +273,15 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "edit_file",
             "grep",
             "glob",
+            "job_output",
+            "job_kill",
             "mcp",
             "mcp__everything__echo"
         ]
     );
     assert_eq!(
-        chats[1]["tools"].as_array().unwrap()[..7],
-        chats[0]["tools"].as_array().unwrap()[..7],
+        chats[1]["tools"].as_array().unwrap()[..9],
+        chats[0]["tools"].as_array().unwrap()[..9],
         "the prefix changed"
     );
     let third = messages(&chats[2]);

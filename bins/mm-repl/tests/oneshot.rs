@@ -58,7 +58,9 @@ fn stdout_is_the_answer_and_tool_lines_go_to_stderr() {
             "write_file",
             "edit_file",
             "grep",
-            "glob"
+            "glob",
+            "job_output",
+            "job_kill"
         ]
     );
     for tool in chats[0]["tools"].as_array().unwrap() {

@@ -60,7 +60,9 @@ async fn a_text_answer_streams_and_is_kept() {
             "write_file",
             "edit_file",
             "grep",
-            "glob"
+            "glob",
+            "job_output",
+            "job_kill"
         ]
     );
     assert!(matches!(

@@ -1,5 +1,5 @@
 //! mm-tools: the `Tool` interface and the built-in tools the model can call
-//! (bash, read_file, write_file, edit_file, grep,
+//! (bash and its background jobs, read_file, write_file, edit_file, grep,
 //! glob, read_skill, lsp) and the tools
 //! of MCP servers.
 //!
@@ -15,6 +15,7 @@ pub mod bash;
 pub mod files;
 pub mod glob;
 pub mod grep;
+pub mod job;
 mod lenient;
 pub mod lsp;
 pub mod mcp;
