@@ -53,13 +53,6 @@ pub(super) fn table() -> Vec<Command> {
             Run::Now(mcp),
         ),
         Command::new(
-            "jobs",
-            "List the background commands (state, age), or end one: kill N",
-            Run::Task(jobs),
-        )
-        .with_argument(Argument::Optional("[kill N]".into()))
-        .with_fronts(TERMINAL),
-        Command::new(
             "copy",
             "Copy the last answer to the clipboard",
             Run::Now(copy_last),
@@ -119,6 +112,13 @@ pub(super) fn table() -> Vec<Command> {
             "Show the permission rules, this session's rules and the sandbox",
             Run::Now(permissions),
         ),
+        Command::new(
+            "jobs",
+            "List the background commands (state, age), or end one: kill N",
+            Run::Task(jobs),
+        )
+        .with_argument(Argument::Optional("[kill N]".into()))
+        .with_fronts(TERMINAL),
         Command::new(
             "init",
             "Ask the model to write a first AGENTS.md for this project",
