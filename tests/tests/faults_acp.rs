@@ -544,3 +544,41 @@ async fn a_cancel_while_a_language_server_starts_kills_its_whole_group() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_stdin_ends_a_background_job_that_outlived_its_turn() {
+    let server = MockServer::start(vec![
+        Reply::tool_call(
+            "c1",
+            "bash",
+            r#"{"command": "sleep 300; true", "background": true}"#,
+        ),
+        Reply::text("started"),
+    ])
+    .await
+    .unwrap();
+    let url = format!("{}/v1", server.url());
+    tokio::task::spawn_blocking(move || {
+        let sb = Sandbox::new("retries: 1\nwatchdog: 30\nacp:\n  permissions: allow\n").unwrap();
+        let mut acp = Acp::start(&sb, &url);
+        acp.initialize();
+        let session = acp.new_session(2, &sb.work);
+        acp.send(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}}),
+        );
+        let (_, answer) = acp.until(STEP, |v| v["id"] == 3);
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        // The turn is over and the job still runs: bash and its sleep.
+        assert!(
+            sb.leftovers(&[acp.pid]).len() >= 2,
+            "the job did not outlive its turn: {:?}",
+            sb.leftovers(&[acp.pid])
+        );
+        let pid = acp.pid;
+        assert_eq!(acp.close(STEP), Some(0));
+        assert_all_gone(&sb, &[pid], "the background job outlived mm-acp");
+    })
+    .await
+    .unwrap();
+}

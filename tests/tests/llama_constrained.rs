@@ -72,8 +72,18 @@ fn constrained_calls_make_a_small_model_act() {
                 // A declared tool, run (its result went back to the model).
                 let tool = call["info"]["tool"].as_str().unwrap_or("").to_owned();
                 assert!(
-                    ["bash", "read_file", "write_file", "edit_file", "todo"]
-                        .contains(&tool.as_str()),
+                    [
+                        "bash",
+                        "read_file",
+                        "write_file",
+                        "edit_file",
+                        "grep",
+                        "glob",
+                        "job_output",
+                        "job_kill",
+                        "todo"
+                    ]
+                    .contains(&tool.as_str()),
                     "seed {seed}: {call}"
                 );
                 assert!(

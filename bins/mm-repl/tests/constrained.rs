@@ -49,7 +49,17 @@ fn always_turns_the_value_into_a_call_that_runs_and_an_answer() {
             .collect();
         assert_eq!(
             names,
-            ["bash", "read_file", "write_file", "edit_file", "todo"]
+            [
+                "bash",
+                "read_file",
+                "write_file",
+                "edit_file",
+                "grep",
+                "glob",
+                "job_output",
+                "job_kill",
+                "todo"
+            ]
         );
         assert_eq!(
             branches.last().unwrap()["required"],
@@ -57,7 +67,7 @@ fn always_turns_the_value_into_a_call_that_runs_and_an_answer() {
             "the answer branch"
         );
         // The tools stay declared: the prompt is the unconstrained one.
-        assert_eq!(chat["tools"].as_array().unwrap().len(), 5);
+        assert_eq!(chat["tools"].as_array().unwrap().len(), 9);
     }
     // The call is a native one in the history, and its result goes back.
     let second = messages(&chats[1]);

@@ -913,7 +913,17 @@ fn read_skill_is_declared_with_its_catalogue_only_when_skills_exist() {
     ask(&w).assert_ok();
     assert_eq!(
         tool_names(&w.chats()[0]),
-        ["bash", "read_file", "write_file", "edit_file", "todo"]
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "grep",
+            "glob",
+            "job_output",
+            "job_kill",
+            "todo"
+        ]
     );
 }
 
@@ -997,12 +1007,12 @@ fn unknown_tool_names_the_sorted_available_tools() {
     let got = one("nope", "{}".into(), "", |_| {});
     assert_eq!(
         got,
-        "unknown tool \"nope\"; available tools: bash, edit_file, read_file, todo, write_file"
+        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, job_kill, job_output, read_file, todo, write_file"
     );
     let got = one("nope", "{}".into(), "", skills);
     assert_eq!(
         got,
-        "unknown tool \"nope\"; available tools: bash, edit_file, read_file, read_skill, todo, write_file"
+        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, job_kill, job_output, read_file, read_skill, todo, write_file"
     );
 }
 
@@ -1013,21 +1023,33 @@ fn undeclared_tools_are_unknown() {
     run.assert_ok();
     assert_eq!(
         tool_names(&w.chats()[0]),
-        ["read_file", "write_file", "edit_file", "todo"]
+        [
+            "read_file",
+            "write_file",
+            "edit_file",
+            "grep",
+            "glob",
+            "todo"
+        ]
     );
     assert_eq!(
         results(&w, &run, 1),
-        ["unknown tool \"bash\"; available tools: edit_file, read_file, todo, write_file"]
+        [
+            "unknown tool \"bash\"; available tools: edit_file, glob, grep, read_file, todo, write_file"
+        ]
     );
     assert!(!w.cwd.join("ran").exists());
 
     let w = world(&[read_file(json!({"path": "a.txt"}))], "editTools: false\n");
     let run = ask(&w);
     run.assert_ok();
-    assert_eq!(tool_names(&w.chats()[0]), ["bash", "todo"]);
+    assert_eq!(
+        tool_names(&w.chats()[0]),
+        ["bash", "job_output", "job_kill", "todo"]
+    );
     assert_eq!(
         results(&w, &run, 1),
-        ["unknown tool \"read_file\"; available tools: bash, todo"]
+        ["unknown tool \"read_file\"; available tools: bash, job_kill, job_output, todo"]
     );
 }
 

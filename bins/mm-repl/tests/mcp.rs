@@ -125,12 +125,16 @@ fn the_model_calls_mcp_time_and_gets_the_result_in_the_next_request() {
             "read_file",
             "write_file",
             "edit_file",
+            "grep",
+            "glob",
+            "job_output",
+            "job_kill",
             "todo",
             "mcp__time__get_current_time",
             "mcp__time__convert_time"
         ]
     );
-    let decl = &chats[0]["tools"][5]["function"];
+    let decl = &chats[0]["tools"][9]["function"];
     assert_eq!(
         decl["description"],
         "Get current time in a specific timezone"
@@ -234,11 +238,15 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "read_file",
             "write_file",
             "edit_file",
+            "grep",
+            "glob",
+            "job_output",
+            "job_kill",
             "todo",
             "mcp"
         ]
     );
-    let listing = chats[0]["tools"][5]["function"]["description"]
+    let listing = chats[0]["tools"][9]["function"]["description"]
         .as_str()
         .unwrap();
     assert!(
@@ -265,14 +273,18 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "read_file",
             "write_file",
             "edit_file",
+            "grep",
+            "glob",
+            "job_output",
+            "job_kill",
             "todo",
             "mcp",
             "mcp__everything__echo"
         ]
     );
     assert_eq!(
-        chats[1]["tools"].as_array().unwrap()[..5],
-        chats[0]["tools"].as_array().unwrap()[..5],
+        chats[1]["tools"].as_array().unwrap()[..9],
+        chats[0]["tools"].as_array().unwrap()[..9],
         "the prefix changed"
     );
     let third = messages(&chats[2]);

@@ -52,7 +52,17 @@ fn stdout_is_the_answer_and_tool_lines_go_to_stderr() {
         .collect();
     assert_eq!(
         tools,
-        ["bash", "read_file", "write_file", "edit_file", "todo"]
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "grep",
+            "glob",
+            "job_output",
+            "job_kill",
+            "todo"
+        ]
     );
     for tool in chats[0]["tools"].as_array().unwrap() {
         assert_eq!(tool["type"], "function");

@@ -810,7 +810,8 @@ mod tests {
         assert_eq!(lines[1], format!("cwd     {}", dir.path().display()));
         assert_eq!(
             lines[2],
-            "tools   bash, read_file, write_file, edit_file, read_skill, todo"
+            "tools   bash, read_file, write_file, edit_file, grep, glob, job_output, job_kill, \
+             read_skill, todo"
         );
         assert_eq!(lines[3], format!("skills  2 in {}", skills.display()));
         assert_eq!(

@@ -134,6 +134,8 @@ pub struct Agent {
     engine: Engine,
     toolbox: Toolbox,
     lsp: Option<Arc<mm_lsp::Client>>,
+    /// Background commands; ended with the session.
+    jobs: Arc<mm_tools::bash::jobs::Jobs>,
     mcp: McpSession,
     warnings: Vec<String>,
     /// Those of `warnings` about the user's and the project's files
@@ -222,6 +224,7 @@ impl Agent {
             mut warnings,
             lsp_missing,
             checklist,
+            jobs,
         } = tools::toolbox(&config, cwd, &secrets);
         let mut commands = Commands::builtin();
         let mut file_warnings = custom::load(&mut commands, &config.user_dir, cwd);
@@ -259,6 +262,7 @@ impl Agent {
             engine,
             toolbox,
             lsp,
+            jobs,
             mcp,
             warnings,
             file_warnings,
@@ -505,11 +509,12 @@ impl Agent {
         ]
     }
 
-    /// Stop this session's language servers (`shutdown`, `exit`, then the
-    /// process). Call it when the session ends; dropping the agent kills
-    /// them without the goodbye.
+    /// Stop this session's background jobs and language servers
+    /// (`shutdown`, `exit`, then the process). Call it when the session
+    /// ends; dropping the agent kills them without the goodbye.
     pub async fn shutdown(&self) {
         self.end_hooks().await;
+        self.jobs.kill_all();
         if let Some(client) = &self.lsp {
             client.shutdown_all().await;
         }
@@ -673,6 +678,7 @@ impl Agent {
         self.usage = Usage::default();
         self.in_context = 0;
         self.toolbox.reset_detector();
+        self.jobs.kill_all();
         self.rewinder.clear();
         if let Some(session) = self.session.as_mut() {
             session.data.messages.clear();
@@ -715,6 +721,12 @@ impl Agent {
         self.cache_key = mm_engine::new_cache_key();
         self.engine = self.engine.with_cache_key(&self.cache_key);
         self.toolbox.reset_detector();
+        self.jobs.kill_all();
+    }
+
+    /// The session's background commands (`/jobs`).
+    pub fn jobs(&self) -> &Arc<mm_tools::bash::jobs::Jobs> {
+        &self.jobs
     }
 
     /// This project's saved sessions, most recent first.

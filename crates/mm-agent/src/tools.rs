@@ -5,8 +5,12 @@ use std::sync::Arc;
 
 use mm_config::Config;
 use mm_tools::Tool;
+use mm_tools::bash::jobs::Jobs;
 use mm_tools::bash::{Bash, BashSettings};
 use mm_tools::files::{EditFile, ReadFile, WriteFile};
+use mm_tools::glob::Glob;
+use mm_tools::grep::Grep;
+use mm_tools::job::{JobKill, JobOutput};
 use mm_tools::lsp::Lsp;
 use mm_tools::skill::ReadSkill;
 use mm_tools::toolbox::{Toolbox, ToolboxSettings};
@@ -26,6 +30,9 @@ pub struct Tools {
     pub lsp_missing: Vec<String>,
     /// The model's last checklist, which the `todo` tool writes.
     pub checklist: mm_tools::todo::Checklist,
+    /// The session's background commands, for `/jobs` and to end them
+    /// with the session.
+    pub jobs: Arc<Jobs>,
 }
 
 /// Every variable that may hold a key mm uses: each provider's, and the
@@ -43,18 +50,28 @@ pub fn key_vars(config: &Config) -> Vec<String> {
 /// `cwd`; `secrets` are the key values to redact from every tool result.
 pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
     let mut tools: Vec<Box<dyn Tool>> = Vec::new();
+    let jobs = Arc::new(Jobs::new());
     if config.bash_tool {
         let strip = key_vars(config);
-        tools.push(Box::new(Bash::new(BashSettings {
-            timeout: std::time::Duration::from_secs(config.bash_timeout),
-            secrets_env: strip,
-            secrets: secrets.to_vec(),
-        })));
+        tools.push(Box::new(
+            Bash::new(BashSettings {
+                timeout: std::time::Duration::from_secs(config.bash_timeout),
+                secrets_env: strip,
+                secrets: secrets.to_vec(),
+            })
+            .with_jobs(jobs.clone()),
+        ));
     }
     if config.edit_tools {
         tools.push(Box::new(ReadFile::new().with_secrets(secrets)));
         tools.push(Box::new(WriteFile::new()));
         tools.push(Box::new(EditFile::new()));
+        tools.push(Box::new(Grep::new().with_secrets(secrets)));
+        tools.push(Box::new(Glob));
+    }
+    if config.bash_tool {
+        tools.push(Box::new(JobOutput::new(jobs.clone())));
+        tools.push(Box::new(JobKill::new(jobs.clone())));
     }
     if let Some(skill) = ReadSkill::new(config.skills_dir.clone()).map(|s| s.with_secrets(secrets))
     {
@@ -96,5 +113,6 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
         warnings,
         lsp_missing,
         checklist,
+        jobs,
     }
 }

@@ -54,7 +54,17 @@ async fn a_text_answer_streams_and_is_kept() {
         .collect();
     assert_eq!(
         names,
-        ["bash", "read_file", "write_file", "edit_file", "todo"]
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "grep",
+            "glob",
+            "job_output",
+            "job_kill",
+            "todo"
+        ]
     );
     assert!(matches!(
         sink.events().last(),

@@ -279,10 +279,11 @@ impl Policy {
             Subject::Path(path) => {
                 let (relative, absolute) = path_forms(call.cwd, path);
                 let matches = |r: &Rule| r.matches_path(relative.as_deref(), &absolute);
-                if let Some(r) = first_match(&deny, matches) {
+                // A bare rule covers every path of its tools.
+                if let Some(r) = first_match(&deny, matches).or_else(|| first_bare(&deny)) {
                     return Verdict::Deny(r.to_string());
                 }
-                if let Some(r) = first_match(&ask, matches) {
+                if let Some(r) = first_match(&ask, matches).or_else(|| first_bare(&ask)) {
                     return Verdict::Ask(AskReason::Rule(r.to_string()));
                 }
                 if allow.iter().any(|r| matches(r)) {
@@ -403,6 +404,10 @@ fn rules_for<'r>(rules: &'r [Rule], tool: &str) -> Vec<&'r Rule> {
 
 fn first_match<'r>(rules: &[&'r Rule], pred: impl Fn(&Rule) -> bool) -> Option<&'r Rule> {
     rules.iter().copied().find(|r| !r.is_bare() && pred(r))
+}
+
+fn first_bare<'r>(rules: &[&'r Rule]) -> Option<&'r Rule> {
+    rules.iter().copied().find(|r| r.is_bare())
 }
 
 fn describe(h: &Hazard) -> String {
@@ -666,6 +671,31 @@ mod tests {
             p.check(&mcp("mcp__github__create_issue")),
             Verdict::Ask(AskReason::Default)
         );
+    }
+
+    #[test]
+    fn a_bare_rule_covers_every_path_of_its_tool() {
+        let cwd = Path::new("/p");
+        let p = policy(Mode::Allow, &[], &["write_file"], &["read_file", "grep"]);
+        let call = |tool: &'static str, path: &'static str, changes: bool| Call {
+            tool,
+            subject: Subject::Path(Path::new(path)),
+            changes,
+            cwd,
+        };
+        assert_eq!(
+            p.check(&call("read_file", "src/a.rs", false)),
+            Verdict::Deny("read_file".into())
+        );
+        assert_eq!(
+            p.check(&call("grep", "/p", false)),
+            Verdict::Deny("grep".into())
+        );
+        assert_eq!(
+            p.check(&call("write_file", "a.txt", true)),
+            Verdict::Ask(AskReason::Rule("write_file".into()))
+        );
+        assert_eq!(p.check(&call("glob", "/p", false)), Verdict::Allow);
     }
 
     #[test]

@@ -23,6 +23,7 @@
 //! so would a grandchild forked in the moment between the start of `bash`
 //! and that of its guard, if mm died just then.
 
+pub mod jobs;
 mod output;
 
 use std::collections::HashSet;
@@ -66,6 +67,12 @@ pub const ROW: ToolRow = ToolRow {
 
 /// The last line of a command cancelled while it ran.
 pub const CANCELLED: &str = "[error: cancelled by the user]";
+
+/// The sentence the description gains when background jobs are on.
+const BACKGROUND: &str = " background: true runs it as a job (servers) and returns at once.";
+
+/// A background call where no job list was given (a library user's tool).
+const NO_BACKGROUND: &str = "background commands are not available here; run it without background";
 
 /// How long output still buffered by the group is read after `bash` exits.
 const DRAIN: Duration = Duration::from_millis(100);
@@ -201,6 +208,8 @@ impl Drop for GroupGuard {
 #[derive(Deserialize)]
 struct BashArgs {
     command: String,
+    #[serde(default, deserialize_with = "crate::lenient::bool_field")]
+    background: bool,
 }
 
 /// The `bash` tool.
@@ -208,6 +217,9 @@ struct BashArgs {
 pub struct Bash {
     settings: BashSettings,
     registry: ProcessRegistry,
+    /// Where `"background": true` puts its jobs; `None`: no background
+    /// commands (the argument is refused).
+    jobs: Option<Arc<jobs::Jobs>>,
 }
 
 /// How the wait for `bash` ended.
@@ -226,7 +238,18 @@ impl Bash {
     /// A `bash` tool whose groups go into `registry` (a test's own, so that
     /// it sees only its commands).
     pub fn with_registry(settings: BashSettings, registry: ProcessRegistry) -> Self {
-        Bash { settings, registry }
+        Bash {
+            settings,
+            registry,
+            jobs: None,
+        }
+    }
+
+    /// Let `"background": true` start jobs into `jobs` (the session's,
+    /// shared with `job_output`, `job_kill` and `/jobs`).
+    pub fn with_jobs(mut self, jobs: Arc<jobs::Jobs>) -> Self {
+        self.jobs = Some(jobs);
+        self
     }
 
     /// Run `command` in `ctx.cwd` and return the text the model receives.
@@ -531,22 +554,28 @@ impl Tool for Bash {
     }
 
     fn spec(&self) -> ToolSpec {
+        let mut description = format!(
+            "Run a shell command with `bash -c` in the working directory (stdin closed). \
+             stdout and stderr come back merged; long output keeps its head and tail. \
+             A non-zero exit ends the output with `[exit code: exit status N]`; \
+             the command is killed after {}s.",
+            self.settings.timeout.as_secs_f64()
+        );
+        let mut parameters = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The shell command to run."}
+            },
+            "required": ["command"]
+        });
+        if self.jobs.is_some() {
+            description.push_str(BACKGROUND);
+            parameters["properties"]["background"] = serde_json::json!({"type": "boolean"});
+        }
         ToolSpec {
             name: ROW.name.to_string(),
-            description: format!(
-                "Run a shell command with `bash -c` in the working directory (stdin closed). \
-                 stdout and stderr come back merged; long output keeps its head and tail. \
-                 A non-zero exit ends the output with `[exit code: exit status N]`; \
-                 the command is killed after {}s.",
-                self.settings.timeout.as_secs_f64()
-            ),
-            parameters: serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The shell command to run."}
-                },
-                "required": ["command"]
-            }),
+            description,
+            parameters,
         }
     }
 
@@ -577,6 +606,10 @@ impl Tool for Bash {
     ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             match parse_args::<BashArgs>(&ROW.name, args) {
+                Ok(args) if args.background => match &self.jobs {
+                    Some(jobs) => self.start_job(jobs, &args.command, ctx).await,
+                    None => ToolOutput::fail(NO_BACKGROUND),
+                },
                 Ok(args) => self.run_command(&args.command, ctx).await,
                 Err(text) => ToolOutput::fail(text),
             }

@@ -102,7 +102,7 @@ fn parse<T: DeserializeOwned>(tool: &str, args: &serde_json::Value) -> Result<T,
 
 /// The path the model gave, resolved against `cwd` and cleaned of `.` and
 /// `..` (lexically: a symlink is followed only when the file is opened).
-fn absolute(cwd: &Path, path: &str) -> PathBuf {
+pub(crate) fn absolute(cwd: &Path, path: &str) -> PathBuf {
     let mut out = PathBuf::new();
     for part in cwd.join(path).components() {
         match part {

@@ -1,5 +1,6 @@
 //! mm-tools: the `Tool` interface and the built-in tools the model can call
-//! (bash, read_file, write_file, edit_file, read_skill, lsp) and the tools
+//! (bash and its background jobs, read_file, write_file, edit_file, grep,
+//! glob, read_skill, lsp) and the tools
 //! of MCP servers.
 //!
 //! Tools return failures as text for the model, flagged as failures in
@@ -13,6 +14,9 @@
 pub mod bash;
 pub mod exit_plan;
 pub mod files;
+pub mod glob;
+pub mod grep;
+pub mod job;
 mod lenient;
 pub mod lsp;
 pub mod mcp;
@@ -21,6 +25,7 @@ pub mod skill;
 pub mod todo;
 pub mod tool;
 pub mod toolbox;
+mod walk;
 
 pub use bash::kill_all_running;
 pub use tool::*;

@@ -125,6 +125,13 @@ pub(super) fn table() -> Vec<Command> {
         .with_argument(Argument::Optional("[allow|ask|plan]".into()))
         .with_fronts(TERMINAL),
         Command::new(
+            "jobs",
+            "List the background commands (state, age), or end one: kill N",
+            Run::Task(jobs),
+        )
+        .with_argument(Argument::Optional("[kill N]".into()))
+        .with_fronts(TERMINAL),
+        Command::new(
             "init",
             "Ask the model to write a first AGENTS.md for this project",
             Run::Now(init),
@@ -243,6 +250,59 @@ fn diff<'a>(
             Err(e) => Outcome::Error(e.to_string()),
         }
     })
+}
+
+/// `/jobs`: one row per background command of the session; `/jobs kill
+/// N` ends job N as `job_kill` does.
+fn jobs<'a>(
+    agent: &'a mut Agent,
+    call: Call<'a>,
+    _sink: Arc<dyn Sink>,
+    _cancel: CancellationToken,
+) -> BoxFuture<'a, Outcome> {
+    Box::pin(async move {
+        let jobs = agent.jobs().clone();
+        let Some(argument) = call.argument() else {
+            let rows: Vec<String> = jobs
+                .list()
+                .iter()
+                .map(|j| {
+                    let state = j.ended.as_deref().unwrap_or("running");
+                    let age = mm_tools::bash::jobs::age(j.age);
+                    format!("{}  {state}  {age}  {}", j.id, first_line(&j.command, 80))
+                })
+                .collect();
+            return if rows.is_empty() {
+                Outcome::Say("No background jobs.".into())
+            } else {
+                Outcome::List(rows)
+            };
+        };
+        let id = argument
+            .strip_prefix("kill")
+            .map(str::trim)
+            .and_then(|n| n.trim_start_matches('%').parse::<u32>().ok());
+        let Some(id) = id else {
+            return Outcome::Error("usage: /jobs, or /jobs kill N".into());
+        };
+        let out = jobs.kill(id).await;
+        let last = out.text.lines().last().unwrap_or_default();
+        let said = last.trim_start_matches('[').trim_end_matches(']');
+        if out.failed {
+            Outcome::Error(said.to_string())
+        } else {
+            Outcome::Say(format!("{}.", upper_first(said)))
+        }
+    })
+}
+
+/// `text` with its first letter in capitals.
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 /// `/mcp`: a line per server (`time: ready, 2 tools`).

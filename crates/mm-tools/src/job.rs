@@ -1,0 +1,200 @@
+//! `job_output` and `job_kill`: the model's side of background commands
+//! (`bash` with `"background": true`; the jobs live in
+//! [`crate::bash::jobs::Jobs`]).
+//!
+//! Texts: `[job N running for 12s]`, `[job N ended: exit status 0]` (with
+//! `; no new output` inside the brackets when nothing arrived since the
+//! last look), `[job N had already ended: …]`, and for an id no job has
+//! `no job 7; jobs: 1 (running), 2 (ended)`.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Deserializer};
+
+use crate::bash::jobs::Jobs;
+use crate::tool::{Described, Plan, Tool, ToolContext, ToolOutput, ToolRow, ToolSpec, parse_args};
+
+/// `job_output`: reads a job's new output; asks nothing, changes nothing.
+pub const OUTPUT_ROW: ToolRow = ToolRow {
+    name: std::borrow::Cow::Borrowed("job_output"),
+    family: mm_types::ToolFamily::Command,
+    kind: mm_types::ToolKind::Read,
+    title_from: None,
+    echoes: true,
+    changes_files: false,
+    rejection: None,
+};
+
+/// `job_kill`: ends a job the session started; asks nothing (starting it
+/// did), changes no file.
+pub const KILL_ROW: ToolRow = ToolRow {
+    name: std::borrow::Cow::Borrowed("job_kill"),
+    family: mm_types::ToolFamily::Command,
+    kind: mm_types::ToolKind::Execute,
+    title_from: None,
+    echoes: true,
+    changes_files: false,
+    rejection: None,
+};
+
+/// A job number as models send it: `1`, `"1"`, `"%1"`, `"job 1"`.
+fn job_id<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    let n = match &v {
+        serde_json::Value::Number(n) => n.as_u64(),
+        serde_json::Value::String(s) => s
+            .trim()
+            .trim_start_matches("job")
+            .trim()
+            .trim_start_matches('%')
+            .parse()
+            .ok(),
+        _ => None,
+    };
+    n.and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| serde::de::Error::custom(format!("expected a job number, got {v}")))
+}
+
+#[derive(Deserialize)]
+struct Args {
+    #[serde(deserialize_with = "job_id")]
+    id: u32,
+}
+
+fn id_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {"id": {"type": "integer"}},
+        "required": ["id"]
+    })
+}
+
+/// The title of a call: `job 1`; the tool's name while the id is unreadable.
+fn title(row: &ToolRow, args: &serde_json::Value) -> String {
+    match Args::deserialize(args) {
+        Ok(a) => format!("job {}", a.id),
+        Err(_) => row.name.to_string(),
+    }
+}
+
+fn plan_of(row: &ToolRow, args: &serde_json::Value) -> Result<Plan, String> {
+    parse_args::<Args>(&row.name, args)?;
+    Ok(row.plan(title(row, args)))
+}
+
+fn describe_call(row: &ToolRow, args: &serde_json::Value) -> Described {
+    Described {
+        title: title(row, args),
+        kind: row.kind,
+        locations: Vec::new(),
+    }
+}
+
+/// The `job_output` tool.
+#[derive(Debug)]
+pub struct JobOutput {
+    jobs: Arc<Jobs>,
+}
+
+impl JobOutput {
+    /// The tool over the session's jobs.
+    pub fn new(jobs: Arc<Jobs>) -> Self {
+        JobOutput { jobs }
+    }
+}
+
+impl Tool for JobOutput {
+    fn row(&self) -> &ToolRow {
+        &OUTPUT_ROW
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: OUTPUT_ROW.name.to_string(),
+            description: "New output of a background job, and whether it still runs.".to_string(),
+            parameters: id_schema(),
+        }
+    }
+
+    /// `job N`, live and on replay.
+    fn describe(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Described {
+        describe_call(&OUTPUT_ROW, args)
+    }
+
+    fn plan<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Plan, String>> {
+        Box::pin(async move { plan_of(&OUTPUT_ROW, args) })
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        _plan: Plan,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            match parse_args::<Args>(&OUTPUT_ROW.name, args) {
+                Ok(a) => self.jobs.output(a.id),
+                Err(text) => ToolOutput::fail(text),
+            }
+        })
+    }
+}
+
+/// The `job_kill` tool.
+#[derive(Debug)]
+pub struct JobKill {
+    jobs: Arc<Jobs>,
+}
+
+impl JobKill {
+    /// The tool over the session's jobs.
+    pub fn new(jobs: Arc<Jobs>) -> Self {
+        JobKill { jobs }
+    }
+}
+
+impl Tool for JobKill {
+    fn row(&self) -> &ToolRow {
+        &KILL_ROW
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: KILL_ROW.name.to_string(),
+            description: "Stop a background job.".to_string(),
+            parameters: id_schema(),
+        }
+    }
+
+    /// `job N`, live and on replay.
+    fn describe(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Described {
+        describe_call(&KILL_ROW, args)
+    }
+
+    fn plan<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Plan, String>> {
+        Box::pin(async move { plan_of(&KILL_ROW, args) })
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: &'a serde_json::Value,
+        _plan: Plan,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            match parse_args::<Args>(&KILL_ROW.name, args) {
+                Ok(a) => self.jobs.kill(a.id).await,
+                Err(text) => ToolOutput::fail(text),
+            }
+        })
+    }
+}
