@@ -355,6 +355,51 @@ async fn a_denied_call_fails_with_the_rule_and_is_never_asked() {
     assert!(env.project.join("victim").exists());
 }
 
+/// The user's `PreToolUse` guard holds in an editor too: the call fails
+/// with the hook's words as its content, without asking, and the file
+/// stays.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pre_tool_use_hook_refuses_the_call_in_an_editor() {
+    use std::os::unix::fs::PermissionsExt;
+    let mock = MockServer::start(vec![
+        Reply::tool_call("call_1", "bash", r#"{"command":"rm notes.txt"}"#),
+        Reply::text("ok"),
+    ])
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let guard = dir.path().join("guard.sh");
+    std::fs::write(
+        &guard,
+        "#!/bin/sh\ncase \"$(cat)\" in *'rm '*) echo 'no rm: use trash/' >&2; exit 2;; esac\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&guard, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let env = Env::new(
+        &mock,
+        &format!(
+            "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - {{type: command, command: \"{}\"}}\n",
+            guard.display()
+        ),
+    );
+    std::fs::write(env.project.join("notes.txt"), "keep").unwrap();
+    run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        assert_eq!(
+            ctx.prompt(&id, "clean").await.stop_reason,
+            StopReason::EndTurn
+        );
+        let updates = ctx.drain();
+        let call = about(&updates, "call_1");
+        let last = call.last().unwrap();
+        assert_eq!(last["status"], "failed");
+        assert_eq!(last["content"][0]["content"]["text"], "no rm: use trash/");
+        assert!(ctx.asked.lock().unwrap().is_empty());
+    })
+    .await;
+    assert!(env.project.join("notes.txt").exists());
+}
+
 /// The editor server reads a line as the terminal does (the shared
 /// policy): a spelling of a denied command is denied without asking, and a
 /// line that makes bash evaluate a variable's value asks although `echo`
