@@ -10,7 +10,7 @@ use mm_tools::bash::{Bash, BashSettings};
 use mm_tools::files::{EditFile, ReadFile, WriteFile};
 use mm_tools::glob::Glob;
 use mm_tools::grep::Grep;
-use mm_tools::job::{JobKill, JobOutput};
+use mm_tools::job::JobTool;
 use mm_tools::lsp::Lsp;
 use mm_tools::skill::ReadSkill;
 use mm_tools::toolbox::{Toolbox, ToolboxSettings};
@@ -70,8 +70,8 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
         tools.push(Box::new(Glob));
     }
     if config.bash_tool {
-        tools.push(Box::new(JobOutput::new(jobs.clone())));
-        tools.push(Box::new(JobKill::new(jobs.clone())));
+        tools.push(Box::new(JobTool::output(jobs.clone())));
+        tools.push(Box::new(JobTool::kill(jobs.clone())));
     }
     if let Some(skill) = ReadSkill::new(config.skills_dir.clone()).map(|s| s.with_secrets(secrets))
     {

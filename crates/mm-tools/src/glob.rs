@@ -13,8 +13,8 @@
 //! - `invalid glob "<pattern>": <why>`
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
@@ -94,10 +94,7 @@ impl Tool for Glob {
     ) -> BoxFuture<'a, Result<Plan, String>> {
         Box::pin(async move {
             let a = Args::parse(args)?;
-            let root = walk::root(&ctx.cwd, a.path.as_deref())?;
-            let mut plan = ROW.plan(a.pattern);
-            plan.locations = vec![root.display().to_string()];
-            Ok(plan)
+            walk::plan(&ROW, a.pattern, a.path.as_deref(), &ctx.cwd)
         })
     }
 
@@ -113,16 +110,7 @@ impl Tool for Glob {
                 Err(text) => return ToolOutput::fail(text),
             };
             let ctx2 = ctx.clone();
-            let stop = Arc::new(AtomicBool::new(false));
-            let stop2 = stop.clone();
-            let work = tokio::task::spawn_blocking(move || list(&a, &ctx2, &stop2));
-            tokio::select! {
-                done = work => done.unwrap_or_else(|e| Err(format!("internal error: {e}"))).into(),
-                _ = ctx.cancel.cancelled() => {
-                    stop.store(true, Ordering::Relaxed);
-                    ToolOutput::fail(crate::bash::CANCELLED)
-                }
-            }
+            walk::run_blocking(&ctx.cancel, move |stop| list(&a, &ctx2, stop)).await
         })
     }
 }

@@ -18,8 +18,8 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use grep_regex::RegexMatcherBuilder;
@@ -142,10 +142,7 @@ impl Tool for Grep {
     ) -> BoxFuture<'a, Result<Plan, String>> {
         Box::pin(async move {
             let a = Args::parse(args)?;
-            let root = walk::root(&ctx.cwd, a.path.as_deref())?;
-            let mut plan = ROW.plan(a.pattern);
-            plan.locations = vec![root.display().to_string()];
-            Ok(plan)
+            walk::plan(&ROW, a.pattern, a.path.as_deref(), &ctx.cwd)
         })
     }
 
@@ -162,16 +159,7 @@ impl Tool for Grep {
             };
             let ctx2 = ctx.clone();
             let secrets = self.secrets.clone();
-            let stop = Arc::new(AtomicBool::new(false));
-            let stop2 = stop.clone();
-            let work = tokio::task::spawn_blocking(move || search(&a, &ctx2, &secrets, &stop2));
-            tokio::select! {
-                done = work => done.unwrap_or_else(|e| Err(format!("internal error: {e}"))).into(),
-                _ = ctx.cancel.cancelled() => {
-                    stop.store(true, Ordering::Relaxed);
-                    ToolOutput::fail(crate::bash::CANCELLED)
-                }
-            }
+            walk::run_blocking(&ctx.cancel, move |stop| search(&a, &ctx2, &secrets, stop)).await
         })
     }
 }

@@ -91,35 +91,61 @@ fn describe_call(row: &ToolRow, args: &serde_json::Value) -> Described {
     }
 }
 
-/// The `job_output` tool.
-#[derive(Debug)]
-pub struct JobOutput {
-    jobs: Arc<Jobs>,
+/// What a job tool does with the job it names.
+#[derive(Debug, Clone, Copy)]
+enum Which {
+    Output,
+    Kill,
 }
 
-impl JobOutput {
-    /// The tool over the session's jobs.
-    pub fn new(jobs: Arc<Jobs>) -> Self {
-        JobOutput { jobs }
+/// `job_output` or `job_kill`: one tool shape, two rows.
+#[derive(Debug)]
+pub struct JobTool {
+    jobs: Arc<Jobs>,
+    which: Which,
+}
+
+impl JobTool {
+    /// `job_output` over the session's jobs.
+    pub fn output(jobs: Arc<Jobs>) -> Self {
+        JobTool {
+            jobs,
+            which: Which::Output,
+        }
+    }
+
+    /// `job_kill` over the session's jobs.
+    pub fn kill(jobs: Arc<Jobs>) -> Self {
+        JobTool {
+            jobs,
+            which: Which::Kill,
+        }
     }
 }
 
-impl Tool for JobOutput {
+impl Tool for JobTool {
     fn row(&self) -> &ToolRow {
-        &OUTPUT_ROW
+        match self.which {
+            Which::Output => &OUTPUT_ROW,
+            Which::Kill => &KILL_ROW,
+        }
     }
 
     fn spec(&self) -> ToolSpec {
+        let description = match self.which {
+            Which::Output => "New output of a background job, and whether it still runs.",
+            Which::Kill => "Stop a background job.",
+        };
         ToolSpec {
-            name: OUTPUT_ROW.name.to_string(),
-            description: "New output of a background job, and whether it still runs.".to_string(),
+            name: self.row().name.to_string(),
+            description: description.to_string(),
             parameters: id_schema(),
         }
     }
 
     /// `job N`, live and on replay.
     fn describe(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Described {
-        describe_call(&OUTPUT_ROW, args)
+        describe_call(self.row(), args)
     }
 
     fn plan<'a>(
@@ -127,7 +153,7 @@ impl Tool for JobOutput {
         args: &'a serde_json::Value,
         _ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move { plan_of(&OUTPUT_ROW, args) })
+        Box::pin(async move { plan_of(self.row(), args) })
     }
 
     fn run<'a>(
@@ -137,63 +163,10 @@ impl Tool for JobOutput {
         _ctx: &'a ToolContext,
     ) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            match parse_args::<Args>(&OUTPUT_ROW.name, args) {
-                Ok(a) => self.jobs.output(a.id),
-                Err(text) => ToolOutput::fail(text),
-            }
-        })
-    }
-}
-
-/// The `job_kill` tool.
-#[derive(Debug)]
-pub struct JobKill {
-    jobs: Arc<Jobs>,
-}
-
-impl JobKill {
-    /// The tool over the session's jobs.
-    pub fn new(jobs: Arc<Jobs>) -> Self {
-        JobKill { jobs }
-    }
-}
-
-impl Tool for JobKill {
-    fn row(&self) -> &ToolRow {
-        &KILL_ROW
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: KILL_ROW.name.to_string(),
-            description: "Stop a background job.".to_string(),
-            parameters: id_schema(),
-        }
-    }
-
-    /// `job N`, live and on replay.
-    fn describe(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Described {
-        describe_call(&KILL_ROW, args)
-    }
-
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move { plan_of(&KILL_ROW, args) })
-    }
-
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            match parse_args::<Args>(&KILL_ROW.name, args) {
-                Ok(a) => self.jobs.kill(a.id).await,
-                Err(text) => ToolOutput::fail(text),
+            match (parse_args::<Args>(&self.row().name, args), self.which) {
+                (Ok(a), Which::Output) => self.jobs.output(a.id),
+                (Ok(a), Which::Kill) => self.jobs.kill(a.id).await,
+                (Err(text), _) => ToolOutput::fail(text),
             }
         })
     }

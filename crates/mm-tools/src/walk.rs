@@ -7,11 +7,44 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ignore::WalkBuilder;
 use mm_policy::{Call, Verdict};
 
-use crate::tool::{Permissions, ToolContext};
+use crate::tool::{Permissions, Plan, ToolContext, ToolOutput, ToolRow};
+
+/// The plan of a search: its pattern as the title, the folder or file
+/// searched as the location.
+pub(crate) fn plan(
+    row: &ToolRow,
+    pattern: String,
+    path: Option<&str>,
+    cwd: &Path,
+) -> Result<Plan, String> {
+    let root = root(cwd, path)?;
+    let mut plan = row.plan(pattern);
+    plan.locations = vec![root.display().to_string()];
+    Ok(plan)
+}
+
+/// Run `work` (a walk) off the async threads; a cancelled turn sets the
+/// flag `work` watches, so the walk stops at its next entry.
+pub(crate) async fn run_blocking(
+    cancel: &tokio_util::sync::CancellationToken,
+    work: impl FnOnce(&AtomicBool) -> Result<String, String> + Send + 'static,
+) -> ToolOutput {
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let work = tokio::task::spawn_blocking(move || work(&stop2));
+    tokio::select! {
+        done = work => done.unwrap_or_else(|e| Err(format!("internal error: {e}"))).into(),
+        _ = cancel.cancelled() => {
+            stop.store(true, Ordering::Relaxed);
+            ToolOutput::fail(crate::bash::CANCELLED)
+        }
+    }
+}
 
 /// A walk of `root` (a folder or a file) for tool `tool`, with the
 /// session's deny rules as a filter.
