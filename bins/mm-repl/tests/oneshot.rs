@@ -604,3 +604,39 @@ fn a_server_error_body_is_shown_sanitised() {
         "{stderr:?}"
     );
 }
+
+/// On a small window the fixed part leaves room for the conversation: only
+/// the core tools are declared (bash without background jobs, whose tools
+/// are left out), from the first request on, and mm says so once.
+#[test]
+fn a_small_window_declares_only_the_core_tools_and_says_so() {
+    let w = World::serving(
+        vec![Reply::text("hi")],
+        "",
+        mm_mock::Options {
+            window: Some(2048),
+            ..mm_mock::Options::default()
+        },
+    );
+    let out = w.run(&["-p", "hello"], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let chat = &w.chats()[0];
+    let tools = chat["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["bash", "read_file", "write_file", "edit_file"],
+        "{stderr}"
+    );
+    let bash = &tools[0]["function"];
+    assert!(bash["parameters"]["properties"].get("background").is_none());
+    assert!(!bash["description"].as_str().unwrap().contains("background"));
+    assert!(
+        stderr.contains("the model's window (2048 tokens) is small: only bash, read_file, write_file, edit_file are declared (grep, glob, job_output, job_kill, todo left out)"),
+        "{stderr}"
+    );
+}

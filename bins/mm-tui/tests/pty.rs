@@ -783,7 +783,7 @@ fn a_continued_session_keeps_its_token_counts_and_new_starts_them_again() {
     let resumed = win.wait_for("One.");
     // The window's share is mm's estimate of the conversation now.
     assert!(
-        resumed.contains("in 5.2k (4.8k cached) · out 80 · 3% of 32k"),
+        resumed.contains("in 5.2k (4.8k cached) · out 80 · 4% of 32k"),
         "{resumed}"
     );
     win.type_line("second");

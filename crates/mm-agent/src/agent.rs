@@ -23,7 +23,11 @@ use crate::mcp::{EditorServer, McpSession};
 use crate::{checkpoint, compact, history, mention, prompt, tools};
 
 mod answer;
+mod replay;
 mod sessions;
+mod window;
+
+use window::ask_window;
 
 /// The banner's language-server line when none of the servers the user
 /// listed is on the PATH.
@@ -172,6 +176,9 @@ pub struct Agent {
     compact_next: bool,
     /// Whether this session's `SessionStart` hooks ran.
     hook_session_started: bool,
+    /// Said once, at the first question: a small window keeps only the
+    /// core tools declared.
+    small_window_notice: Option<String>,
     /// Says once when the server recomputes the whole prompt every turn.
     cache_watch: mm_engine::cache_watch::CacheWatch,
     /// What [`Agent::context_used`] says.
@@ -283,6 +290,7 @@ impl Agent {
             window_settled: false,
             compact_next: false,
             hook_session_started: false,
+            small_window_notice: None,
             cache_watch: Default::default(),
             in_context: 0,
             config,
@@ -386,39 +394,6 @@ impl Agent {
     ) -> impl Future<Output = Result<Vec<mm_engine::ModelEntry>, AgentError>> + Send + 'static {
         let engine = self.engine.clone();
         async move { Ok(engine.list_models().await?) }
-    }
-
-    /// The model's window in force and where it came from: the setting's
-    /// number, else what the server reported (once a question waited for
-    /// it, see [`Agent::settle_window`]), else the model's known window,
-    /// else 32768 (docs/design.md#context-window).
-    pub fn window(&self) -> Window {
-        self.engine.window()
-    }
-
-    /// Take the server's answer about the model's window, waiting for it
-    /// at most [`mm_engine::DISCOVERY_BOUND`]. Every question does this
-    /// first; a front end may call it earlier to show the window.
-    pub async fn settle_window(&mut self) -> Window {
-        if !self.window_settled {
-            self.window_settled = true;
-            let found = match self.window_task.take() {
-                Some(task) => task.await.ok(),
-                None => Some(self.engine.discover_window().await),
-            };
-            if let Some(w) = found {
-                self.engine = self.engine.with_window(w);
-            }
-        }
-        self.engine.window()
-    }
-
-    /// The most characters one tool result may hold: `maxOutput`, or the
-    /// window's size in tokens when that is smaller (a quarter of the
-    /// window at four characters a token, docs/design.md#tool-result-budget).
-    pub fn output_budget(&self) -> usize {
-        let window = usize::try_from(self.engine.window().tokens).unwrap_or(usize::MAX);
-        self.config.max_output.min(window)
     }
 
     /// What `/permissions` shows: the default, the rules of the settings,
@@ -621,49 +596,12 @@ impl Agent {
         }
     }
 
-    /// Tokens the model's window holds now: as the server counted the last
-    /// request and its answer, or mm's estimate of the next request after a
-    /// compaction or a resume; 0 for an empty conversation.
-    pub fn context_used(&self) -> u64 {
-        self.in_context
-    }
-
-    /// The session id, once the first question created the session file.
-    pub fn session_id(&self) -> Option<String> {
-        self.session.as_ref().map(|s| s.data.id.clone())
-    }
-
-    /// The session's id and file, once it has one.
-    pub(crate) fn session_file(&self) -> Option<(String, PathBuf)> {
-        self.session
-            .as_ref()
-            .map(|s| (s.data.id.clone(), s.path().to_path_buf()))
-    }
-
     pub(crate) fn permissions_ref(&self) -> &Permissions {
         &self.permissions
     }
 
     pub(crate) fn history_is_empty(&self) -> bool {
         self.history.is_empty()
-    }
-
-    /// Create the session file now (an editor's `session/new` names it
-    /// before any question). Returns its id; `None` when sessions are off.
-    pub fn start_session(&mut self) -> Result<Option<String>, AgentError> {
-        let Some(store) = &self.store else {
-            return Ok(None);
-        };
-        if self.session.is_none() {
-            let mut session = store.create(&self.cwd, &self.model())?;
-            session.data.messages = self.history.clone();
-            session.data.checkpoints = self.rewinder.log.clone();
-            session.data.usage = self.usage;
-            session.data.cache_key = self.cache_key.clone();
-            session.save()?;
-            self.session = Some(session);
-        }
-        Ok(self.session_id())
     }
 
     /// Forget the conversation but keep writing the same session file, so
@@ -706,177 +644,9 @@ impl Agent {
             .collect()
     }
 
-    /// `/new`: forget the conversation, start a new session file on the next
-    /// question, and reset the loop detector.
-    pub fn new_session(&mut self) {
-        self.hook_session_started = false;
-        self.history.clear();
-        self.set_checklist(Vec::new());
-        self.session = None;
-        self.rewinder.clear();
-        self.last_answer.clear();
-        self.ratio = None;
-        self.usage = Usage::default();
-        self.in_context = 0;
-        self.cache_key = mm_engine::new_cache_key();
-        self.engine = self.engine.with_cache_key(&self.cache_key);
-        self.toolbox.reset_detector();
-        self.jobs.kill_all();
-    }
-
     /// The session's background commands (`/jobs`).
     pub fn jobs(&self) -> &Arc<mm_tools::bash::jobs::Jobs> {
         &self.jobs
-    }
-
-    /// This project's saved sessions, most recent first.
-    pub fn sessions(&self) -> Result<Vec<SessionInfo>, AgentError> {
-        match &self.store {
-            Some(store) => Ok(store.list(Some(&self.cwd))?),
-            None => Err(AgentError::SessionsDisabled),
-        }
-    }
-
-    /// This project's session files that cannot be read, each named with
-    /// what is wrong (they are left as they are): what `/sessions` shows
-    /// after the list.
-    pub fn unreadable_sessions(&self) -> Vec<Unreadable> {
-        match &self.store {
-            Some(store) => store
-                .scan(Some(&self.cwd))
-                .map(|l| Unreadable::of(&l))
-                .unwrap_or_default(),
-            None => Vec::new(),
-        }
-    }
-
-    /// Continue session `id` (or the latest of this project when `None`).
-    pub fn resume(&mut self, id: Option<&str>) -> Result<String, AgentError> {
-        let store = self.store.as_ref().ok_or(AgentError::SessionsDisabled)?;
-        let id = match id {
-            // The whole id, its start, or the list's number.
-            Some(id) => store.resolve(&self.cwd, id)?,
-            None => latest_session(&store.scan(Some(&self.cwd))?, &self.cwd)?,
-        };
-        if self.session_id().as_deref() == Some(id.as_str()) {
-            return Ok(id);
-        }
-        // Open first: a failed open keeps the current session as it was.
-        let session = store.open(&self.cwd, &id)?;
-        // A process killed mid-tool leaves calls without results; give them
-        // the not-run result so the next request is valid.
-        self.history = history::close_open_calls(&session.data.messages);
-        self.last_answer = self
-            .history
-            .iter()
-            .rev()
-            .find_map(|m| match m {
-                Message::Assistant { content, .. } if !content.is_empty() => Some(content.clone()),
-                _ => None,
-            })
-            .unwrap_or_default();
-        self.rewinder.log = session.data.checkpoints.clone();
-        self.set_checklist(session.data.plan.clone());
-        self.usage = session.data.usage;
-        self.in_context = compact::estimate_tokens(self.request_chars(), self.ratio);
-        self.cache_key = if session.data.cache_key.is_empty() {
-            session.data.id.clone()
-        } else {
-            session.data.cache_key.clone()
-        };
-        self.engine = self.engine.with_cache_key(&self.cache_key);
-        self.session = Some(session);
-        Ok(id)
-    }
-
-    /// Show the conversation so far to `sink` as its turns went live: each
-    /// question (`Event::Question`), the reasoning and the answer of each
-    /// reply, each tool call's start and end with the result the session
-    /// recorded. A front end that shows a resumed or loaded session has
-    /// one path for what it shows, live or not.
-    pub fn replay(&self, sink: Arc<dyn Sink>) {
-        self.replay_messages(&self.history, sink);
-    }
-
-    /// [`Agent::replay`] of `messages` (a conversation of this agent's
-    /// tools, saved elsewhere): what a live turn would have shown of it.
-    pub fn replay_messages(&self, messages: &[Message], sink: Arc<dyn Sink>) {
-        let ctx = ToolContext {
-            cwd: self.cwd.clone(),
-            sink: sink.clone(),
-            cancel: CancellationToken::new(),
-            permissions: self.permissions.clone(),
-            max_output: self.output_budget(),
-            call_id: String::new(),
-        };
-        // The calls of the last reply, until their results come.
-        let mut open: Vec<&ToolCall> = Vec::new();
-        let close = |open: &mut Vec<&ToolCall>| {
-            for call in open.drain(..) {
-                self.toolbox
-                    .replay(&call.id, &call.name, &call.arguments, None, &ctx);
-            }
-        };
-        for message in messages {
-            match message {
-                Message::System { .. } => {}
-                Message::User { content } => {
-                    close(&mut open);
-                    sink.event(Event::Question {
-                        text: without_mode_note(content).to_owned(),
-                    });
-                }
-                Message::Assistant {
-                    content,
-                    reasoning,
-                    tool_calls,
-                } => {
-                    close(&mut open);
-                    // Each reply is a request of its own, as live.
-                    sink.event(Event::Status {
-                        text: "Thinking".into(),
-                    });
-                    let thought: Vec<&str> = reasoning
-                        .iter()
-                        .map(|r| r.text.as_str())
-                        .filter(|t| !t.is_empty())
-                        .collect();
-                    if !thought.is_empty() {
-                        sink.event(Event::Reasoning {
-                            text: thought.join("\n"),
-                        });
-                    }
-                    if !content.is_empty() {
-                        sink.event(Event::Text {
-                            text: content.clone(),
-                        });
-                    }
-                    open.extend(tool_calls);
-                }
-                Message::Tool {
-                    call_id,
-                    content,
-                    failed,
-                    ..
-                } => {
-                    if let Some(at) = open.iter().position(|c| &c.id == call_id) {
-                        let call = open.remove(at);
-                        self.toolbox.replay(
-                            &call.id,
-                            &call.name,
-                            &call.arguments,
-                            Some((content, *failed)),
-                            &ctx,
-                        );
-                    }
-                }
-            }
-        }
-        close(&mut open);
-        let items = self.checklist();
-        if !items.is_empty() {
-            sink.event(Event::Plan { items });
-        }
     }
 
     /// `/model PROVIDER/MODEL`: switch models, keeping the history.
@@ -1056,6 +826,9 @@ impl Agent {
             .prepare(&mut self.toolbox, &mut self.decls, sink, cancel)
             .await;
         self.settle_window().await;
+        if let Some(text) = self.small_window_notice.take() {
+            sink.event(Event::Notice { text });
+        }
         // No request is refused on mm's own estimate (docs/design.md#overflow):
         // only the server's overflow answer says a request does not fit.
         let max_turns = self.config.max_turns.max(1);
@@ -1168,45 +941,6 @@ impl Agent {
             self.save(sink);
         }
         TurnOutcome::MaxTurns
-    }
-
-    /// An overflow teaches the true window (when the server named it) and,
-    /// from the server's count of the request, what a character costs here
-    /// (a new process has not learnt it yet), so the compaction that
-    /// follows cuts enough. Returns the prompt's tokens and the window.
-    fn learn_overflow(&mut self, told: Option<u64>, counted: Option<u64>) -> (u64, u64) {
-        self.adopt_window(told);
-        if let Some(counted) = counted {
-            self.learn_ratio(Usage {
-                prompt_tokens: counted,
-                ..Usage::default()
-            });
-        }
-        let prompt =
-            counted.unwrap_or_else(|| compact::estimate_tokens(self.request_chars(), self.ratio));
-        (prompt, self.engine.window().tokens)
-    }
-
-    /// Count a request's tokens for the turn and the session, and learn
-    /// from them; a prompt that filled the window compacts before the
-    /// next request.
-    fn take_usage(&mut self, u: Usage, usage: &mut Usage, sink: &Arc<dyn Sink>) {
-        usage.add(u);
-        self.usage.add(u);
-        self.in_context = u.prompt_tokens + u.completion_tokens;
-        if self.prompt_filled_window(u) {
-            self.compact_next = true;
-            sink.event(Event::Notice {
-                text: format!(
-                    "the prompt filled the model's window ({} of {} tokens): the \
-                     server may have cut its start; compacting before the next request",
-                    u.prompt_tokens,
-                    self.engine.window().tokens
-                ),
-            });
-        } else {
-            self.learn_ratio(u);
-        }
     }
 
     /// Put a reply in the history (not an empty one the user cut off) and
@@ -1385,88 +1119,6 @@ impl Agent {
         !self.decls.is_empty() && self.engine.constrains_calls(self.config.constrained_calls)
     }
 
-    /// Characters of the next request.
-    fn request_chars(&self) -> usize {
-        self.fixed_chars() + self.history_chars()
-    }
-
-    /// Characters of what every request carries: the system prompt and the
-    /// tool declarations.
-    fn fixed_chars(&self) -> usize {
-        self.system.len()
-            + self
-                .decls
-                .iter()
-                .map(|d| d.name.len() + d.description.len() + d.parameters.to_string().len())
-                .sum::<usize>()
-    }
-
-    fn history_chars(&self) -> usize {
-        self.history.iter().map(compact::message_chars).sum()
-    }
-
-    /// Tokens a compacted history may hold beside the fixed part, with an
-    /// eighth of the window left for the answer: half for the summary, half
-    /// for the latest exchanges kept verbatim. On a window that barely
-    /// holds mm's prompt and tools this is nothing.
-    fn history_room(&self) -> u64 {
-        let window = self.engine.window().tokens;
-        let fixed = compact::estimate_tokens(self.fixed_chars(), self.ratio);
-        window.saturating_sub(fixed + window / 8)
-    }
-
-    /// What compaction may keep verbatim: `compact.keepRecent` (capped at
-    /// a quarter of the window), and never more than half the room.
-    fn keep_tokens(&self) -> u64 {
-        let window = self.engine.window().tokens;
-        self.config
-            .keep_recent_tokens(window)
-            .min(self.history_room() / 2)
-    }
-
-    /// The next request passes `compact.threshold` of the window and
-    /// compaction would shorten it (on a window taken up by the fixed part
-    /// alone, an empty history is not worth a notice at every turn).
-    fn over_threshold(&self) -> bool {
-        let estimate = compact::estimate_tokens(self.request_chars(), self.ratio);
-        estimate as f64 > self.config.compact.threshold * self.engine.window().tokens as f64
-            && compact::shortens(
-                &self.history,
-                compact::cut_index(&self.history, self.keep_tokens(), self.ratio),
-            )
-    }
-
-    /// A smaller window an overflow answer named becomes the one in force,
-    /// for this session and the process's next ones.
-    fn adopt_window(&mut self, told: Option<u64>) {
-        if let Some(tokens) = told.filter(|t| *t > 0 && *t < self.engine.window().tokens) {
-            let window = Window {
-                tokens,
-                source: WindowSource::Overflow,
-            };
-            self.engine = self.engine.with_window(window.clone());
-            self.engine.remember_window(&window);
-        }
-    }
-
-    /// On a server that cuts long prompts silently (Ollama), a reported
-    /// prompt that fills the window was probably cut
-    /// (docs/design.md#overflow).
-    fn prompt_filled_window(&self, usage: Usage) -> bool {
-        let window = self.engine.window().tokens;
-        self.engine.truncates_silently() && usage.prompt_tokens >= window - window / 20
-    }
-
-    fn learn_ratio(&mut self, usage: Usage) {
-        let chars = self.request_chars();
-        if usage.prompt_tokens > 0 && chars > 0 {
-            // Bounded: one odd count (a server leaving out cached tokens,
-            // say) must not switch compaction off or on for good.
-            let ratio = usage.prompt_tokens as f64 / chars as f64;
-            self.ratio = Some(ratio.clamp(1.0 / 8.0, 1.0 / 1.5));
-        }
-    }
-
     /// `/compact [focus]`: summarise the history now.
     pub async fn compact(
         &mut self,
@@ -1576,62 +1228,6 @@ impl Agent {
             "compacted: {cut} messages → summary of {tokens} tokens"
         ))
     }
-
-    fn record_error(&mut self, text: &str) {
-        if let Some(session) = self.session.as_mut() {
-            session.record_error("generation", text);
-        }
-    }
-
-    /// [`Agent::save`] with `call` recorded as [`INTERRUPTED`], what the
-    /// file must say if mm dies while the call runs. Later calls of the
-    /// same reply have no result yet: on `--continue` they get the not-run
-    /// one, which is true of them.
-    fn save_running(&mut self, sink: &Arc<dyn Sink>, call: &ToolCall) {
-        let running = Message::tool_result(&call.id, &call.name, INTERRUPTED, true);
-        self.history.push(running);
-        self.save(sink);
-        self.history.pop();
-    }
-
-    /// Write the session file (created on the first question). A failure is
-    /// shown, never fatal: the conversation goes on in memory, and the
-    /// turn's report says it was not saved.
-    fn save(&mut self, sink: &Arc<dyn Sink>) {
-        let Some(store) = &self.store else {
-            return;
-        };
-        if self.session.is_none() {
-            if self.history.is_empty() {
-                return;
-            }
-            match store.create(&self.cwd, &self.model()) {
-                Ok(session) => self.session = Some(session),
-                Err(e) => {
-                    self.save_failed(sink, &e);
-                    return;
-                }
-            }
-        }
-        let plan = self.checklist();
-        if let Some(session) = self.session.as_mut() {
-            session.data.messages = self.history.clone();
-            session.data.checkpoints = self.rewinder.log.clone();
-            session.data.usage = self.usage;
-            session.data.cache_key.clone_from(&self.cache_key);
-            session.data.plan = plan;
-            match session.save() {
-                Ok(()) => self.not_saved = None,
-                Err(e) => self.save_failed(sink, &e),
-            }
-        }
-    }
-
-    fn save_failed(&mut self, sink: &Arc<dyn Sink>, e: &mm_store::StoreError) {
-        let text = format!("session not saved: {e}");
-        sink.event(Event::Error { text: text.clone() });
-        self.not_saved = Some(text);
-    }
 }
 
 /// A question as the user wrote it: without the mode note mm put after
@@ -1655,14 +1251,6 @@ fn too_long_text(prompt: u64, window: u64, compacted: bool) -> String {
         "the request ({prompt} tokens) does not fit the model's window of {window} \
          tokens{even}; ask a shorter question, or give the model server a larger window"
     )
-}
-
-/// Start asking the server for the model's window, when there is a
-/// runtime to do it in (else the first question asks).
-fn ask_window(engine: &Engine) -> Option<tokio::task::JoinHandle<Window>> {
-    let runtime = tokio::runtime::Handle::try_current().ok()?;
-    let engine = engine.clone();
-    Some(runtime.spawn(async move { engine.discover_window().await }))
 }
 
 /// Every key value mm holds or may switch to with `/model`: the engine's,

@@ -35,6 +35,40 @@ pub struct Tools {
     pub jobs: Arc<Jobs>,
 }
 
+/// The tools a small window keeps declared: what a model needs to act on
+/// files and commands, the lazy `mcp` entry, and `exit_plan` in plan mode.
+const CORE: [&str; 6] = [
+    "bash",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "exit_plan",
+    "mcp",
+];
+
+/// Keep only the [`CORE`] declarations; the names left out, in order.
+pub(crate) fn keep_core(decls: &mut Vec<mm_engine::ToolDecl>) -> Vec<String> {
+    let dropped = decls
+        .iter()
+        .filter(|d| !CORE.contains(&d.name.as_str()))
+        .map(|d| d.name.clone())
+        .collect();
+    decls.retain(|d| CORE.contains(&d.name.as_str()));
+    // Without `job_output` a background job could not be read: `bash`
+    // loses its `background` parameter too.
+    for d in decls.iter_mut().filter(|d| d.name == "bash") {
+        d.description = d.description.replace(mm_tools::bash::BACKGROUND, "");
+        if let Some(props) = d
+            .parameters
+            .get_mut("properties")
+            .and_then(|p| p.as_object_mut())
+        {
+            props.remove("background");
+        }
+    }
+    dropped
+}
+
 /// Every variable that may hold a key mm uses: each provider's, and the
 /// configured `apiKeyEnv`. Tools' children never inherit them.
 pub fn key_vars(config: &Config) -> Vec<String> {

@@ -69,7 +69,9 @@ pub const ROW: ToolRow = ToolRow {
 pub const CANCELLED: &str = "[error: cancelled by the user]";
 
 /// The sentence the description gains when background jobs are on.
-const BACKGROUND: &str = " background: true runs it as a job (servers) and returns at once.";
+/// What `bash`'s description says of background jobs (and, with it, the
+/// `background` parameter): left out where the job tools are not declared.
+pub const BACKGROUND: &str = " background: true runs it as a job (servers) and returns at once.";
 
 /// A background call where no job list was given (a library user's tool).
 const NO_BACKGROUND: &str = "background commands are not available here; run it without background";
