@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use libfuzzer_sys::fuzz_target;
-use mm_config::{BaseDirs, Origin, RANGES, check_file_text};
+use mm_config::{BaseDirs, Origin, SETTINGS, check_file_text};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&which, rest)) = data.split_first() else {
@@ -29,12 +29,13 @@ fuzz_target!(|data: &[u8]| {
     let dirs = BaseDirs::from_env(&env).expect("HOME is set");
     match check_file_text(&origin, text, &dirs) {
         Ok(config) => {
-            for range in RANGES {
+            for setting in SETTINGS {
+                let Some(range) = setting.range else { continue };
                 if let Some(value) = (range.get)(&config) {
                     assert!(
                         range.min <= value && value <= range.max,
                         "{} = {value} passed outside {}..={}",
-                        range.key,
+                        setting.key,
                         range.min,
                         range.max
                     );
