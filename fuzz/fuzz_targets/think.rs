@@ -32,7 +32,16 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let whole = split_think(&[content]);
-    assert_eq!(whole, oracle(content), "whole content {content:?}");
+    // gpt-oss's harmony channels have rules of their own (unit tests in
+    // mm-engine's think.rs); for them only the cuts are checked below.
+    let lead = content.trim_start();
+    let harmony = lead
+        .strip_prefix("<|start|>assistant")
+        .unwrap_or(lead)
+        .starts_with("<|channel|>");
+    if !harmony {
+        assert_eq!(whole, oracle(content), "whole content {content:?}");
+    }
 
     // Cut before characters picked by the seed's bits (cycled), so any
     // split pattern is reachable, one-character chunks included.

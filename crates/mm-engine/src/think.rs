@@ -54,6 +54,9 @@ pub struct ThinkSplitter {
     held: String,
     /// What ends the reasoning being read: `</think>` or `<|end|>`.
     close: &'static str,
+    /// What came before a harmony header (whitespace, `<|start|>assistant`,
+    /// `<|channel|>`): given back as text when the header opens nothing.
+    opened: String,
 }
 
 impl Default for ThinkSplitter {
@@ -62,6 +65,7 @@ impl Default for ThinkSplitter {
             state: State::Start,
             held: String::new(),
             close: CLOSE,
+            opened: String::new(),
         }
     }
 }
@@ -99,6 +103,7 @@ impl ThinkSplitter {
             self.thinking(&rest, out);
         } else if let Some(rest) = after_start.strip_prefix(CHANNEL) {
             let rest = rest.to_owned();
+            self.opened = self.held[..self.held.len() - rest.len()].to_owned();
             self.held.clear();
             self.state = State::Header;
             self.header(&rest, out);
@@ -143,8 +148,9 @@ impl ThinkSplitter {
     /// message is text, as written.
     fn header_is_text(&mut self, out: &mut impl FnMut(Piece<'_>)) {
         let held = std::mem::take(&mut self.held);
+        let opened = std::mem::take(&mut self.opened);
         self.state = State::Text;
-        out(Piece::Text(&format!("{CHANNEL}{held}")));
+        out(Piece::Text(&format!("{opened}{held}")));
     }
 
     fn thinking(&mut self, chunk: &str, out: &mut impl FnMut(Piece<'_>)) {
@@ -213,7 +219,10 @@ impl ThinkSplitter {
                     out(Piece::Text(&held));
                 }
             }
-            State::Header => out(Piece::Text(&format!("{CHANNEL}{held}"))),
+            State::Header => {
+                let opened = std::mem::take(&mut self.opened);
+                out(Piece::Text(&format!("{opened}{held}")));
+            }
             State::Thinking => {
                 if !held.is_empty() {
                     out(Piece::Reasoning(&held));
@@ -380,6 +389,11 @@ mod tests {
         );
         // Reasoning that never ends is reasoning.
         every_cut("<|channel|>analysis<|message|>still <|e", ("", "still <|e"));
+    }
+
+    #[test]
+    fn a_header_that_opens_nothing_is_given_back_whole() {
+        every_cut(" <|channel|>  ", (" <|channel|>  ", ""));
     }
 
     #[test]
