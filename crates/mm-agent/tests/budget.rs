@@ -71,6 +71,16 @@ async fn system_prompt_and_tool_declarations_fit_in_6_kb() {
         .unwrap()
         .to_string();
     println!("of which the todo tool {} B", todo.len() + 1);
+    for tool in body["tools"].as_array().unwrap() {
+        println!(
+            "  {} {} B",
+            tool["function"]["name"],
+            tool.to_string().len() + 1
+        );
+        if std::env::var_os("MM_SHOW_TOOLS").is_some() {
+            println!("{tool}");
+        }
+    }
     println!(
         "first request: system prompt {} B + tools {} B = {total} B",
         system.len(),

@@ -557,10 +557,8 @@ impl Tool for Bash {
 
     fn spec(&self) -> ToolSpec {
         let mut description = format!(
-            "Run a shell command with `bash -c` in the working directory (stdin closed). \
-             stdout and stderr come back merged; long output keeps its head and tail. \
-             A non-zero exit ends the output with `[exit code: exit status N]`; \
-             the command is killed after {}s.",
+            "Run `bash -c` in the working directory, no stdin; stdout and stderr merged, \
+             long output cut to head and tail, a non-zero exit noted; killed after {}s.",
             self.settings.timeout.as_secs_f64()
         );
         let mut parameters = serde_json::json!({

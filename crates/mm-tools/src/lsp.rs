@@ -186,11 +186,9 @@ impl Tool for Lsp {
         ToolSpec {
             name: NAME.to_string(),
             description: format!(
-                "Ask a language server about the code. Actions: definition, references, hover, \
-                 symbols, diagnostics, rename. Give the file path and the symbol as written in \
-                 the code (its occurrences are tried in order; line picks one), or a 1-based \
-                 line and column. rename changes every file that uses the symbol: use it, not \
-                 edit_file, to rename an identifier. Servers available: {}.",
+                "Ask a language server about the code: definition, references, hover, symbols, \
+                 diagnostics, rename (use it, not edit_file, to rename an identifier). \
+                 Servers available: {}.",
                 self.client.servers_line()
             ),
             parameters: serde_json::json!({

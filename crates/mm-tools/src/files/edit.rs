@@ -154,11 +154,9 @@ impl Tool for EditFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.to_string(),
-            description: "Replace exact text in an existing file. Each edit's old text must \
-                          appear exactly once in the file: include surrounding lines until it \
-                          is unique. All edits are resolved against the original file, never \
-                          one after another, and must not overlap; if any is refused nothing is \
-                          written. dry_run: true shows the diff without writing."
+            description: "Replace exact text in a file. Each old text must appear exactly once: \
+                          add surrounding lines until it is unique. Edits apply to the original \
+                          text and must not overlap; if one is refused, nothing is written."
                 .to_string(),
             parameters: serde_json::json!({
                 "type": "object",

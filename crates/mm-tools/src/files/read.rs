@@ -99,10 +99,8 @@ impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.to_string(),
-            description: "Read a text file. start and end (1-based, inclusive; 0 = the start or \
-                          the end of the file) pick lines; numbered: true prefixes each line \
-                          with its number and a tab. Long output is cut on whole lines and says \
-                          how to read on."
+            description: "Read a text file, or some of its lines. Long output is cut on whole \
+                          lines and says how to read on."
                 .to_string(),
             parameters: serde_json::json!({
                 "type": "object",

@@ -116,10 +116,7 @@ impl Tool for WriteFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.to_string(),
-            description: "Create a file, or entirely replace one, with content written \
-                          verbatim. Parent folders are created. Answers a headline and the diff \
-                          against the previous content."
-                .to_string(),
+            description: "Create a file or replace all of it; answers the diff.".to_string(),
             parameters: serde_json::json!({
                 "type": "object",
                 "properties": {
