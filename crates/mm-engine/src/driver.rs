@@ -37,6 +37,20 @@ const BACKOFF_BASE: Duration = Duration::from_millis(250);
 const BACKOFF_CAP: Duration = Duration::from_secs(8);
 
 /// An error and its causes on one line (reqwest's own text is terse).
+/// What the HTTP client's causes say when the peer closed the connection
+/// mid-body (hyper's chunked and length-delimited decoders, a reset).
+const CLOSED: &[&str] = &[
+    "unexpected EOF",
+    "end of file before message length reached",
+    "connection closed before message completed",
+    "Connection reset by peer",
+    "connection reset",
+];
+
+/// Said after a broken answer whose start was shown: it stays in the
+/// session (the partial message goes with the error).
+const KEPT: &str = "(what was received is kept)";
+
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut cur = e.source();
@@ -265,6 +279,10 @@ impl Attempt {
     /// repeats nothing; after, the part shown goes with the error.
     fn broke_off(asm: Assembler<'_>, error: EngineError) -> Attempt {
         if asm.emitted() {
+            let error = match error {
+                EngineError::Stream(m) => EngineError::Stream(format!("{m} {KEPT}")),
+                other => other,
+            };
             Attempt::failed(asm, error)
         } else {
             Attempt::Retry { wait: None, error }
@@ -484,7 +502,7 @@ impl Inner {
                 ),
                 Some(Err(ChunkError::Stalled)) => return Attempt::Stalled,
                 Some(Err(ChunkError::Transport(e))) => {
-                    let error = self.broke_off(&error_chain(&e.without_url()));
+                    let error = self.transport_broke(&e.without_url());
                     return Attempt::broke_off(asm, error);
                 }
             };
@@ -520,6 +538,21 @@ impl Inner {
     /// `the <provider> stream broke off: <why>`.
     fn broke_off(&self, why: &str) -> EngineError {
         EngineError::Stream(format!("the {} stream broke off: {why}", self.spec.name))
+    }
+
+    /// A body that failed while arriving, in plain words where the cause is
+    /// the usual one (the server closed the connection: it died, or a proxy
+    /// cut it), else with the HTTP client's own chain of causes.
+    fn transport_broke(&self, e: &reqwest::Error) -> EngineError {
+        let chain = error_chain(e);
+        if CLOSED.iter().any(|sign| chain.contains(sign)) {
+            EngineError::Stream(format!(
+                "the {} server closed the connection in the middle of the answer",
+                self.spec.name
+            ))
+        } else {
+            self.broke_off(&chain)
+        }
     }
 
     /// A streaming request answered with one JSON body.

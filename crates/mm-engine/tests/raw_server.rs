@@ -186,7 +186,7 @@ async fn a_stream_ending_before_its_end_signal_is_broken_and_its_call_not_finish
         assert_eq!(
             err.error,
             EngineError::Stream(format!(
-                "the {p} stream broke off: it ended before the answer was complete"
+                "the {p} stream broke off: it ended before the answer was complete (what was received is kept)"
             )),
             "{p}"
         );
