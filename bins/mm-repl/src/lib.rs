@@ -17,6 +17,7 @@ pub mod exit;
 pub mod json;
 pub mod keys;
 pub mod oneshot;
+pub mod picker;
 pub mod repl;
 pub mod run;
 pub mod screen;

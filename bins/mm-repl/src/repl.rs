@@ -37,6 +37,8 @@ pub struct Repl {
     history: PathBuf,
     /// Shift-Tab at the prompt: the line it left, to type on.
     cycled: crate::complete::ModeKey,
+    /// `--resume` without an id: open the list of sessions first.
+    from_list: bool,
 }
 
 /// What a command asks the loop to do next.
@@ -59,7 +61,15 @@ impl Repl {
             controls,
             history: mm_config::data_dir().join("repl_history"),
             cycled: crate::complete::ModeKey::default(),
+            from_list: false,
         }
+    }
+
+    /// Open the list of sessions before the first prompt (`--resume`
+    /// without an id).
+    pub fn resume_from_list(mut self, yes: bool) -> Repl {
+        self.from_list = yes;
+        self
     }
 
     /// Run until `/quit` or Ctrl-D; returns the exit code. `resumed` is
@@ -75,6 +85,9 @@ impl Repl {
         self.banner();
         if let Some(line) = resumed {
             self.say_resumed(&line);
+        }
+        if self.from_list {
+            let _ = self.line("/resume").await;
         }
         let mut editor = match self.editor() {
             Ok(ed) => Some(ed),
@@ -183,11 +196,32 @@ impl Repl {
     }
 
     async fn line(&mut self, line: &str) -> Next {
+        let mut line = line.to_owned();
+        loop {
+            match self.outcome(&line).await {
+                None => return Next::Continue,
+                // A list to choose from: the chosen row's command runs next.
+                Some(Outcome::Pick(list)) => {
+                    let picked = tokio::task::spawn_blocking(move || crate::picker::pick(&list))
+                        .await
+                        .unwrap_or(crate::picker::Picked::Left);
+                    match picked {
+                        crate::picker::Picked::Run(command) => line = command,
+                        _ => return Next::Continue,
+                    }
+                }
+                Some(outcome) => return self.render(outcome).await,
+            }
+        }
+    }
+
+    /// What `line` does: `None` when it was a question (the turn ran).
+    async fn outcome(&mut self, line: &str) -> Option<Outcome> {
         let commands = self.agent.commands().clone();
         let outcome = match commands.parse(line, Front::Repl) {
             Parsed::NotCommand => {
                 self.turn(line).await;
-                return Next::Continue;
+                return None;
             }
             Parsed::Unknown(name) => commands.unknown(name, Front::Repl),
             Parsed::Command { command, argument } => {
@@ -205,7 +239,7 @@ impl Repl {
                 outcome
             }
         };
-        self.render(outcome).await
+        Some(outcome)
     }
 
     async fn turn(&mut self, question: &str) {
@@ -260,6 +294,13 @@ impl Repl {
             }
             Outcome::Copy(text) => self.show(commands::copy(&text)),
             Outcome::Diff(diff) => self.sink.diff(&diff),
+            // Chosen in `line`; shown as rows where it gets here.
+            Outcome::Pick(list) => {
+                self.sink.say(&list.title);
+                for row in list.rows {
+                    self.sink.say(&format!("  {}", row.label));
+                }
+            }
             Outcome::Done | Outcome::Ask(_) | Outcome::Quit => {}
         }
     }

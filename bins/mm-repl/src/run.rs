@@ -103,7 +103,13 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
         Some(path) => Some(mm_agent::OutputSchema::read(path).map_err(StartError::Front)?),
         None => None,
     };
+    if one_shot && cli.flags.session.resume_from_list() {
+        return Err(StartError::Front(
+            "--resume without an id opens a list to choose from, which one-shot mode cannot: give the session's id (or the start of it), or use --continue".to_owned(),
+        ));
+    }
     let (mut agent, resumed) = start.agent(&cli.flags, demo.as_ref())?;
+    let from_list = cli.flags.session.resume_from_list();
     Ok(match question {
         Some(q) => {
             let run = oneshot::Run {
@@ -112,7 +118,12 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
             };
             oneshot::run(&mut agent, &q, run).await
         }
-        None => repl::Repl::new(agent).run(resumed).await,
+        None => {
+            repl::Repl::new(agent)
+                .resume_from_list(from_list)
+                .run(resumed)
+                .await
+        }
     })
 }
 

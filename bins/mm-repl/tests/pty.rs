@@ -579,7 +579,17 @@ fn sessions_resume_and_model_commands() {
     );
     assert!(listed.contains(&format!("  {}", ids[0])), "{listed}");
     expect(&mut s, PROMPT);
-    type_line(&mut s, &format!("/resume {}", ids[0]));
+    // `/resume` alone is a list: Esc leaves it, typing filters it, Enter
+    // resumes the row.
+    type_line(&mut s, "/resume");
+    let list = expect(&mut s, "second topic (this one)");
+    assert!(list.contains("Resume which session?"), "{list}");
+    s.send("\x1b").unwrap();
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/resume");
+    expect(&mut s, "second topic (this one)");
+    s.send("first").unwrap();
+    s.send("\r").unwrap();
     expect(&mut s, &format!("resumed session {} (2 messages)", ids[0]));
     let recap = expect(&mut s, PROMPT);
     assert!(recap.contains("last question: first topic"), "{recap}");
@@ -704,18 +714,18 @@ fn model_alone_lists_the_servers_models_and_marks_the_one_in_use() {
     type_line(&mut s, "first");
     expect(&mut s, "One.");
     expect(&mut s, PROMPT);
+    // `/model` alone is a list of the server's models; typing filters it
+    // and Enter switches.
     type_line(&mut s, "/model");
     expect(&mut s, "model: openai-compatible/test at ");
-    expect(
-        &mut s,
-        "the server's models (/model PROVIDER/MODEL switches):",
-    );
-    expect(&mut s, "  openai-compatible/qwen2.5-coder  (32768 tokens)");
-    expect(&mut s, "* openai-compatible/test  (8192 tokens)");
-    expect(&mut s, PROMPT);
-    type_line(&mut s, "/model openai-compatible/qwen2.5-coder");
-    expect(&mut s, "model: openai-compatible/qwen2.5-coder at ");
-    expect(&mut s, PROMPT);
+    expect(&mut s, "the server's models (Enter switches, Esc keeps it");
+    expect(&mut s, "openai-compatible/qwen2.5-coder  (32768 tokens)");
+    s.send("qwen").unwrap();
+    s.send("\r").unwrap();
+    // The line names the new model's window, not the old one's.
+    let line = expect(&mut s, "model: openai-compatible/qwen2.5-coder at ");
+    let line = format!("{line}{}", expect(&mut s, PROMPT));
+    assert!(line.contains("window 32768 tokens"), "{line}");
     type_line(&mut s, "hello");
     expect(&mut s, "Hi.");
     expect(&mut s, PROMPT);
@@ -728,6 +738,67 @@ fn model_alone_lists_the_servers_models_and_marks_the_one_in_use() {
     let after = chats[1]["messages"].as_array().unwrap();
     assert_eq!(&after[..before.len()], &before[..]);
     assert_eq!(chats[1]["tools"], chats[0]["tools"]);
+}
+
+#[test]
+fn a_bare_model_name_is_a_model_of_the_provider_in_use() {
+    let w = World::serving(
+        vec![mm_mock::Reply::text("Hi.")],
+        "",
+        mm_mock::Options {
+            routes: vec![mm_mock::Route::get(
+                "/v1/models",
+                serde_json::json!({"object": "list", "data": [
+                    {"id": "test", "max_model_len": 8192},
+                    {"id": "smart-large", "max_model_len": 65536},
+                ]}),
+            )],
+            ..mm_mock::Options::default()
+        },
+    );
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "/model smart-large");
+    let line = expect(&mut s, PROMPT);
+    assert!(
+        line.contains("model: openai-compatible/smart-large at "),
+        "{line}"
+    );
+    assert!(line.contains("window 65536 tokens"), "{line}");
+    type_line(&mut s, "hello");
+    expect(&mut s, "Hi.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    assert_eq!(w.chats()[0]["model"], "smart-large");
+}
+
+#[test]
+fn resume_without_an_id_opens_the_list_and_one_shot_mode_refuses_it() {
+    let w = World::new(
+        vec![Reply::text("Noted: apricot."), Reply::text("Noted: plum.")],
+        "",
+    );
+    for q in ["remember apricot", "remember plum"] {
+        let out = w.run(&["-p", q], None);
+        assert_eq!(out.status.code(), Some(0), "{}", common::text(&out.stderr));
+    }
+    let out = w.run(&["--resume", "-p", "hi"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        common::text(&out.stderr).contains("--resume without an id opens a list"),
+        "{}",
+        common::text(&out.stderr)
+    );
+    let mut s = w.pty(&["--resume"], &[("NO_COLOR", "1")]);
+    let list = expect(&mut s, "remember apricot");
+    assert!(list.contains("remember plum"), "newest first: {list}");
+    // The newest is selected; Down picks the older one.
+    s.send("\x1b[B").unwrap();
+    s.send("\r").unwrap();
+    expect(&mut s, "resumed session");
+    let recap = expect(&mut s, PROMPT);
+    assert!(recap.contains("last question: remember apricot"), "{recap}");
+    quit(s);
 }
 
 /// An answer in Markdown, streamed in pieces that cut its marks in half.

@@ -67,6 +67,8 @@ pub struct App {
     clear: bool,
     /// A line sent while the last turn was handing the agent back.
     queued: Option<String>,
+    /// The list a command opened (`/resume`, `/model`), while it is open.
+    pick: Option<mm_agent::commands::Pick>,
 }
 
 impl App {
@@ -97,6 +99,7 @@ impl App {
             ctrl_c: None,
             clear: false,
             queued: None,
+            pick: None,
         };
         if let Slot::Idle(agent) = &app.slot {
             if !agent.history().is_empty() {
@@ -402,7 +405,11 @@ impl App {
     }
 
     fn cancel(&mut self) {
-        if self.ui.popup.take().is_some() {
+        if let Some(p) = self.ui.popup.take() {
+            if p.kind == Kind::Pick {
+                self.pick = None;
+                self.ui.take_text();
+            }
         } else if let Slot::Busy { cancel, .. } = &self.slot {
             cancel.cancel();
             self.shared.answer(Decision::Cancelled);
@@ -485,6 +492,11 @@ impl App {
                 self.ui.popup = popup::picker_for(&self.ui.text(), &self.commands)
             }
             Some(Kind::Paths) => self.ui.popup = None,
+            Some(Kind::Pick) => {
+                if let Some(pick) = &self.pick {
+                    self.ui.popup = Some(popup::pick_popup(pick, &self.ui.text()));
+                }
+            }
         }
     }
 
@@ -542,6 +554,13 @@ impl App {
                     self.ui.set_text(&item.insert);
                 }
             }
+            Kind::Pick => {
+                self.pick = None;
+                self.ui.take_text();
+                if run {
+                    self.dispatch(item.insert);
+                }
+            }
             Kind::Paths => {
                 let (row, col) = {
                     let c = self.ui.input.cursor();
@@ -582,6 +601,11 @@ impl App {
             return;
         }
         self.dispatch(text);
+    }
+
+    /// `text` as if typed and sent.
+    pub fn type_line(&mut self, text: &str) {
+        self.dispatch(text.to_owned());
     }
 
     /// Run a command line or ask a question.
@@ -705,6 +729,13 @@ impl App {
                 self.shared.update(|t| t.push(EntryKind::Notice(text)));
             }
             Outcome::Quit => self.quit = true,
+            // The title above, the rows in the list; typing filters them.
+            Outcome::Pick(pick) => {
+                self.notice(pick.title.clone());
+                self.ui.take_text();
+                self.ui.popup = Some(popup::pick_popup(&pick, ""));
+                self.pick = Some(pick);
+            }
         }
     }
 }
@@ -855,6 +886,45 @@ mod tests {
         assert_eq!(app.ui.text(), "");
         key(&mut app, KeyCode::Up);
         assert_eq!(app.ui.text(), "/help");
+    }
+
+    #[test]
+    fn a_commands_list_opens_filters_as_typed_and_runs_the_chosen_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(dir.path());
+        let row = |label: &str, command: &str| commands::PickRow {
+            label: label.into(),
+            command: command.into(),
+        };
+        let pick = commands::Pick {
+            title: "Which mode?".into(),
+            rows: vec![
+                row("ask first", "/mode ask"),
+                row("plan only", "/mode plan"),
+            ],
+        };
+        app.show(Outcome::Pick(pick.clone()));
+        assert_eq!(last(&app), EntryKind::Notice("Which mode?".into()));
+        assert_eq!(app.ui.popup.as_ref().unwrap().items.len(), 2);
+        typed(&mut app, "pl");
+        let items = &app.ui.popup.as_ref().unwrap().items;
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].label, "plan only");
+        key(&mut app, KeyCode::Enter);
+        assert!(app.ui.popup.is_none());
+        assert_eq!(app.ui.text(), "");
+        let mode = |app: &App| match &app.slot {
+            Slot::Idle(agent) => agent.mode(),
+            _ => panic!("busy"),
+        };
+        assert_eq!(mode(&app), mm_ui::AgentMode::Plan);
+        // Esc leaves a list without running anything, and empties the filter.
+        app.show(Outcome::Pick(pick));
+        typed(&mut app, "as");
+        key(&mut app, KeyCode::Esc);
+        assert!(app.ui.popup.is_none());
+        assert_eq!(app.ui.text(), "");
+        assert_eq!(mode(&app), mm_ui::AgentMode::Plan);
     }
 
     #[test]

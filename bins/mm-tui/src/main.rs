@@ -50,6 +50,10 @@ fn main() -> ExitCode {
             Err(e) => return cli::fail(StartError::Front(format!("cannot open the window: {e}"))),
         };
         let mut app = App::new(agent);
+        // `--resume` without an id: the list of sessions opens first.
+        if cli.flags.session.resume_from_list() {
+            app.type_line("/resume");
+        }
         let events = crossterm::event::EventStream::new();
         let caught = Arc::new(AtomicI32::new(0));
         let result = app

@@ -243,6 +243,7 @@ fn popup(frame: &mut Frame, ui: &Ui, area: Rect) {
     let title = match p.kind {
         Kind::Commands => " commands ",
         Kind::Paths => " files ",
+        Kind::Pick => " type to filter · Enter choose · Esc leave ",
     };
     let block = Block::default()
         .borders(Borders::TOP)

@@ -1,5 +1,5 @@
-//! The two lists that open above the input: the `/` picker over the shared
-//! command table, and the `@` path completions.
+//! The lists that open above the input: the `/` picker over the shared
+//! command table, the `@` path completions, and a command's own choices.
 
 use std::path::Path;
 
@@ -10,6 +10,9 @@ use mm_agent::commands::{Commands, Front};
 pub enum Kind {
     Commands,
     Paths,
+    /// A command's list to choose from (`/resume`, `/model`), filtered by
+    /// what is typed.
+    Pick,
 }
 
 /// One row of a list.
@@ -200,6 +203,24 @@ pub fn path_popup(paths: &[String]) -> Popup {
                 detail: String::new(),
                 insert: mention_text(p),
                 run: false,
+            })
+            .collect(),
+        selected: 0,
+    }
+}
+
+/// The rows of `pick` that hold what is typed (see [`mm_agent::commands::Pick::filter`]).
+pub fn pick_popup(pick: &mm_agent::commands::Pick, typed: &str) -> Popup {
+    Popup {
+        kind: Kind::Pick,
+        items: pick
+            .filter(typed)
+            .into_iter()
+            .map(|(_, row)| Item {
+                label: row.label.clone(),
+                detail: String::new(),
+                insert: row.command.clone(),
+                run: true,
             })
             .collect(),
         selected: 0,

@@ -649,10 +649,20 @@ impl Agent {
         &self.jobs
     }
 
-    /// `/model PROVIDER/MODEL`: switch models, keeping the history.
+    /// `/model PROVIDER/MODEL` (or a bare `MODEL` of the provider in use):
+    /// switch models, keeping the history.
     pub fn set_model(&mut self, model: &str) -> Result<(), AgentError> {
         let mut config = self.config.clone();
         let provider = |m: &str| m.split('/').next().unwrap_or("").to_string();
+        // A bare name (`qwen3:8b`, or `org/name` of a server that lists
+        // such ids) is a model of the provider in use.
+        let qualified;
+        let model = if mm_engine::known_providers().contains(&provider(model).as_str()) {
+            model
+        } else {
+            qualified = format!("{}/{model}", provider(&config.model));
+            &qualified
+        };
         if provider(model) != provider(&config.model) {
             // The old server's address and key variable belong to the old
             // provider: a key must never travel to another provider's server.

@@ -101,8 +101,9 @@ pub struct SessionFlags {
     pub continue_session: bool,
 
     /// Continue the session with this id, the start of one (8 characters
-    /// are enough), or its number in /sessions.
-    #[arg(long, value_name = "ID")]
+    /// are enough), or its number in /sessions; without one, choose from
+    /// a list.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
 
     /// With --continue or --resume: go on in a copy of that session; its
@@ -132,10 +133,16 @@ impl SessionFlags {
     /// for the latest of the directory, `Some(Some(id))` for one by id.
     pub fn resume(&self) -> Option<Option<&str>> {
         match (&self.resume, self.continue_session) {
+            (Some(id), _) if id.is_empty() => None,
             (Some(id), _) => Some(Some(id)),
             (None, true) => Some(None),
             (None, false) => None,
         }
+    }
+
+    /// `--resume` without an id: the front end opens the list of sessions.
+    pub fn resume_from_list(&self) -> bool {
+        self.resume.as_deref() == Some("")
     }
 }
 

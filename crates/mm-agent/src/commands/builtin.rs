@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use mm_ui::Sink;
 use tokio_util::sync::CancellationToken;
 
-use super::{Argument, Call, Command, Commands, Front, Outcome, Run, TERMINAL};
+use super::{Argument, Call, Command, Commands, Front, Outcome, Pick, PickRow, Run, TERMINAL};
 use crate::Agent;
 use crate::checkpoint::{self, Direction, Rewind};
 use crate::compact::SUMMARY_PREFIX;
@@ -78,7 +78,7 @@ pub(super) fn table() -> Vec<Command> {
         .with_fronts(TERMINAL),
         Command::new(
             "resume",
-            "Resume a saved session by id, the start of one, or its /sessions number (or the latest)",
+            "Resume a saved session by id, the start of one, or its /sessions number (alone: choose from a list)",
             Run::Now(resume),
         )
         .with_argument(Argument::Optional("[id|number]".into()))
@@ -107,10 +107,10 @@ pub(super) fn table() -> Vec<Command> {
         .in_one_shot(),
         Command::new(
             "model",
-            "Show the model and the server's models, or switch to PROVIDER/MODEL",
+            "Choose among the server's models, or switch to MODEL (of this provider) or PROVIDER/MODEL",
             Run::Task(model),
         )
-        .with_argument(Argument::Optional("[provider/model]".into()))
+        .with_argument(Argument::Optional("[model]".into()))
         .with_fronts(TERMINAL),
         Command::new(
             "permissions",
@@ -521,9 +521,63 @@ fn short_time(t: &time::OffsetDateTime) -> String {
 }
 
 fn resume(agent: &mut Agent, call: &Call<'_>) -> Outcome {
+    if call.argument().is_none() {
+        return session_pick(agent);
+    }
     match agent.resume(call.argument()) {
         Ok(id) => Outcome::Resumed(resumed(agent, &id)),
         Err(e) => Outcome::Error(e.to_string()),
+    }
+}
+
+/// `/resume` alone: this project's sessions to choose from, newest first,
+/// each with its age, first question and size; empty ones are left out.
+pub fn session_pick(agent: &Agent) -> Outcome {
+    let list = match agent.sessions() {
+        Ok(list) => list,
+        Err(e) => return Outcome::Error(e.to_string()),
+    };
+    let now = time::OffsetDateTime::now_utc();
+    let current = agent.session_id();
+    let rows: Vec<PickRow> = list
+        .iter()
+        .filter(|info| info.messages > 0)
+        .enumerate()
+        .map(|(i, info)| {
+            let mark = if current.as_deref() == Some(info.id.as_str()) {
+                " (this one)"
+            } else {
+                ""
+            };
+            PickRow {
+                label: format!(
+                    "{:>2}  {:>9}  {:>4} messages  {}{mark}",
+                    i + 1,
+                    age(now - info.updated_at),
+                    info.messages,
+                    info.title,
+                ),
+                command: format!("/resume {}", info.id),
+            }
+        })
+        .collect();
+    if rows.is_empty() {
+        return Outcome::Say("no saved session for this directory".into());
+    }
+    Outcome::Pick(Pick {
+        title: "Resume which session? (arrows or type to filter, Enter resumes, Esc cancels; /resume N or an id's start also work)".into(),
+        rows,
+    })
+}
+
+/// `12 min ago`: how long ago, in the largest whole unit.
+fn age(d: time::Duration) -> String {
+    let s = d.whole_seconds().max(0);
+    match s {
+        0..60 => "just now".into(),
+        60..3600 => format!("{} min ago", s / 60),
+        3600..86_400 => format!("{} h ago", s / 3600),
+        _ => format!("{} d ago", s / 86_400),
     }
 }
 
@@ -606,6 +660,13 @@ fn model<'a>(
             if let Err(e) = agent.set_model(model) {
                 return Outcome::Error(e.to_string());
             }
+            // The line names the window in force: the new server's answer,
+            // not the old model's number.
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => {}
+                _ = agent.settle_window() => {}
+            }
             return Outcome::Say(model_line(agent));
         }
         let listed = tokio::select! {
@@ -620,19 +681,28 @@ fn model<'a>(
             }
             Ok(models) => {
                 let current = agent.model();
-                let mut rows = vec![
-                    model_line(agent),
-                    "the server's models (/model PROVIDER/MODEL switches):".to_owned(),
-                ];
-                rows.extend(models.into_iter().map(|m| {
-                    let name = format!("{provider}/{}", m.id);
-                    let mark = if name == current { "*" } else { " " };
-                    match m.window {
-                        Some(w) => format!("{mark} {name}  ({} tokens)", w),
-                        None => format!("{mark} {name}"),
-                    }
-                }));
-                Outcome::List(rows)
+                let rows = models
+                    .into_iter()
+                    .map(|m| {
+                        let name = format!("{provider}/{}", m.id);
+                        let mark = if name == current { "*" } else { " " };
+                        let label = match m.window {
+                            Some(w) => format!("{mark} {name}  ({w} tokens)"),
+                            None => format!("{mark} {name}"),
+                        };
+                        PickRow {
+                            label,
+                            command: format!("/model {name}"),
+                        }
+                    })
+                    .collect();
+                Outcome::Pick(Pick {
+                    title: format!(
+                        "{}\nthe server's models (Enter switches, Esc keeps it; /model NAME also switches):",
+                        model_line(agent)
+                    ),
+                    rows,
+                })
             }
             Err(e) => Outcome::Say(format!(
                 "{}; the server's models cannot be listed: {e}",

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Agent;
 
-pub use builtin::{INIT_PROMPT, copy, forked, recap, resumed};
+pub use builtin::{INIT_PROMPT, copy, forked, recap, resumed, session_pick};
 
 /// A front end that can offer a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +122,51 @@ pub enum Outcome {
     Diff(String),
     /// Leave mm.
     Quit,
+    /// Choose one row (`/resume`, `/model` alone): a terminal shows a
+    /// picker and runs the chosen row's command as if typed; a front end
+    /// without one shows the rows.
+    Pick(Pick),
+}
+
+/// A list to choose from, each row with the command that chooses it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pick {
+    /// What is being chosen, with how to choose without a picker.
+    pub title: String,
+    /// The rows, the first the most likely choice.
+    pub rows: Vec<PickRow>,
+}
+
+/// One row of a [`Pick`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PickRow {
+    /// The row as shown (and filtered by what is typed).
+    pub label: String,
+    /// The command run when the row is chosen, e.g. `/resume 0190…`.
+    pub command: String,
+}
+
+impl Pick {
+    /// The rows whose label holds every character of `typed`, in order and
+    /// ignoring case (a subsequence, as file pickers filter), with their
+    /// index in [`Pick::rows`].
+    pub fn filter(&self, typed: &str) -> Vec<(usize, &PickRow)> {
+        self.rows
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| subsequence(typed, &row.label))
+            .collect()
+    }
+}
+
+/// Whether `needle`'s characters appear in `hay` in order, ignoring case.
+fn subsequence(needle: &str, hay: &str) -> bool {
+    let mut hay = hay.chars().flat_map(char::to_lowercase);
+    needle
+        .chars()
+        .flat_map(char::to_lowercase)
+        .filter(|c| !c.is_whitespace())
+        .all(|c| hay.any(|h| h == c))
 }
 
 impl Outcome {
@@ -136,6 +181,12 @@ impl Outcome {
             | Outcome::Resumed(t)
             | Outcome::Copy(t) => Some(t.clone()),
             Outcome::List(rows) => Some(rows.join("\n")),
+            Outcome::Pick(pick) => Some(
+                std::iter::once(pick.title.clone())
+                    .chain(pick.rows.iter().map(|r| format!("  {}", r.label)))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
             Outcome::Diff(diff) => Some(fenced("diff", diff)),
             Outcome::Done | Outcome::Quit | Outcome::Ask(_) => None,
         }
