@@ -49,4 +49,13 @@ fn the_doctor_reports_window_caps_and_a_working_constrained_call() {
     assert!(r["cacheReuse"].as_f64().unwrap() > 0.5, "{r}");
     assert!(r["promptTokensPerSecond"].as_f64().is_some(), "{r}");
     assert!(r["tokensPerSecond"].as_f64().is_some(), "{r}");
+    // The fixed part counted by the server's own template and tokenizer:
+    // SmolLM2's template leaves the declarations out, so the count is far
+    // below what four characters a token would guess, full or short.
+    let f = &r["fixedPart"];
+    let (bytes, tokens) = (f["bytes"].as_u64().unwrap(), f["tokens"].as_u64().unwrap());
+    let short = f["shortTokens"].as_u64().unwrap();
+    assert!(tokens > 0 && tokens < bytes / 8, "{f}");
+    assert!(short > 0 && short <= tokens, "{f}");
+    assert!(f["shortBytes"].as_u64().unwrap() < bytes, "{f}");
 }

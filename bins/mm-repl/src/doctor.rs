@@ -13,7 +13,8 @@ use crate::cli::OutputFormat;
 /// the exit code: 0 when the server answered, 1 when it did not.
 pub async fn run(config: &Config, format: OutputFormat) -> Result<u8, StartError> {
     let cancel = CancellationToken::new();
-    let report = doctor::probe(config, &cancel)
+    let cwd = std::env::current_dir().map_err(|e| StartError::Front(e.to_string()))?;
+    let report = doctor::probe(config, &cwd, &cancel)
         .await
         .map_err(|e| StartError::Front(e.to_string()))?;
     let out = match format {
@@ -89,6 +90,16 @@ pub fn text(r: &Report) -> String {
         optf(r.prompt_tokens_per_second),
         optf(r.tokens_per_second)
     );
+    if let Some(f) = &r.fixed_part {
+        let _ = writeln!(
+            o,
+            "fixed part (system prompt + tools): {} B{}; small-window form {} B{}",
+            f.bytes,
+            tokens(f.tokens),
+            f.short_bytes,
+            tokens(f.short_tokens)
+        );
+    }
     let _ = writeln!(o, "mm will: {}", r.plan);
     if r.recommend.is_empty() {
         let _ = writeln!(o, "recommend: nothing to change");
@@ -118,4 +129,11 @@ fn opt(n: Option<u64>) -> String {
 
 fn optf(n: Option<f64>) -> String {
     n.map_or_else(|| "unknown".into(), |n| n.to_string())
+}
+
+/// `, 320 tokens (the server's count)`, or nothing when it cannot count.
+fn tokens(n: Option<u64>) -> String {
+    n.map_or_else(String::new, |n| {
+        format!(", {n} tokens (the server's count)")
+    })
 }

@@ -116,6 +116,43 @@ fn prose_then_a_constrained_call_on_a_template_without_tools() {
     );
     // Nothing was run.
     assert!(!w.cwd.join("ran-by-doctor").exists());
+    // The fixed part in bytes, full and short; this server cannot count
+    // tokens, and says nothing it does not know.
+    let f = &r["fixedPart"];
+    assert!(
+        f["bytes"].as_u64().unwrap() > f["shortBytes"].as_u64().unwrap(),
+        "{f}"
+    );
+    assert!(f["tokens"].is_null() && f["shortTokens"].is_null(), "{f}");
+}
+
+#[test]
+fn the_fixed_part_is_counted_by_a_server_that_can() {
+    let w = world(
+        vec![Reply::text("ok"), Reply::text("ok")],
+        "",
+        vec![
+            props(false),
+            Route::post("/apply-template", json!({"prompt": "rendered"})),
+            Route::post("/tokenize", json!({"tokens": [1, 2, 3]})),
+        ],
+    );
+    let (code, r, stderr) = doctor_json(&w);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(r["fixedPart"]["tokens"], 3, "{r}");
+    assert_eq!(r["fixedPart"]["shortTokens"], 3, "{r}");
+    // Counted as sent: the system prompt, then every declared tool.
+    let asked: Vec<Value> = w
+        .server
+        .all_requests()
+        .into_iter()
+        .filter(|q| q.path == "/apply-template")
+        .map(|q| q.body)
+        .collect();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[0]["messages"][0]["role"], "system");
+    let names = |body: &Value| body["tools"].as_array().map_or(0, Vec::len);
+    assert!(names(&asked[0]) > names(&asked[1]), "full, then short");
 }
 
 #[test]

@@ -635,8 +635,84 @@ fn a_small_window_declares_only_the_core_tools_and_says_so() {
     let bash = &tools[0]["function"];
     assert!(bash["parameters"]["properties"].get("background").is_none());
     assert!(!bash["description"].as_str().unwrap().contains("background"));
+    // Short descriptions: the first clause; the fields keep theirs.
+    let descriptions: Vec<&str> = tools
+        .iter()
+        .map(|t| t["function"]["description"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        descriptions,
+        [
+            "Run `bash -c` in the working directory, no stdin.",
+            "Read a text file, or some of its lines.",
+            "Create a file or replace all of it.",
+            "Replace exact text in a file.",
+        ]
+    );
+    assert_eq!(
+        tools[3]["function"]["parameters"]["properties"]["path"]["description"],
+        "Path of an existing file."
+    );
     assert!(
         stderr.contains("the model's window (2048 tokens) is small: only bash, read_file, write_file, edit_file are declared (grep, glob, job_output, job_kill, todo left out)"),
         "{stderr}"
     );
+    // The mock cannot count tokens: the estimate decided, and no exact
+    // count was asked of a server that cannot give one beyond one try.
+    let counted = w
+        .server
+        .all_requests()
+        .iter()
+        .filter(|r| r.path == "/apply-template")
+        .count();
+    assert!(counted <= 1, "{counted}");
+}
+
+/// Where the server counts exactly (llama.cpp renders the fixed part with
+/// the model's template, which may drop the declarations), its count
+/// decides: a fixed part it counts small keeps every tool, whatever the
+/// estimate says.
+#[test]
+fn the_servers_exact_count_of_the_fixed_part_decides_on_a_small_window() {
+    let w = World::serving(
+        vec![Reply::text("hi")],
+        "",
+        mm_mock::Options {
+            window: Some(2048),
+            routes: vec![
+                mm_mock::Route::post(
+                    "/apply-template",
+                    serde_json::json!({"prompt": "<|im_start|>system\nYou are mm.<|im_end|>\n"}),
+                ),
+                mm_mock::Route::post(
+                    "/tokenize",
+                    serde_json::json!({"tokens": (0..150).collect::<Vec<u32>>()}),
+                ),
+            ],
+            ..mm_mock::Options::default()
+        },
+    );
+    let out = w.run(&["-p", "hello"], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let names: Vec<String> = w.chats()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(names.contains(&"grep".to_owned()), "{names:?}");
+    assert!(names.contains(&"todo".to_owned()), "{names:?}");
+    assert!(!stderr.contains("is small"), "{stderr}");
+    // What was counted: the system prompt and the declarations as sent.
+    let asked: Vec<serde_json::Value> = w
+        .server
+        .all_requests()
+        .into_iter()
+        .filter(|r| r.path == "/apply-template")
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["messages"][0]["role"], "system");
+    assert_eq!(asked[0]["tools"], w.chats()[0]["tools"]);
 }

@@ -38,7 +38,7 @@ pub use futures::future::BoxFuture;
 pub use keys::take_keys;
 pub use mcp::EditorServer;
 pub use mm_config as config;
-pub use mm_engine::doctor;
+pub mod doctor;
 pub use mm_engine::{Message, ModelEntry, ToolCall, Usage, Window, WindowSource};
 pub use mm_store::{Found, SessionInfo, StoreError};
 pub use mm_ui as ui;

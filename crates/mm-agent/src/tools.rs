@@ -46,7 +46,20 @@ const CORE: [&str; 6] = [
     "mcp",
 ];
 
-/// Keep only the [`CORE`] declarations; the names left out, in order.
+/// A declaration's short description: its first clause (up to the first
+/// `. ` or `; `), which names what the tool does; the fields keep theirs.
+fn short_description(description: &str) -> String {
+    let end = [". ", "; ", ": "]
+        .iter()
+        .filter_map(|sep| description.find(sep))
+        .min()
+        .unwrap_or(description.len());
+    let first = description[..end].trim_end_matches('.');
+    format!("{first}.")
+}
+
+/// Keep only the [`CORE`] declarations, with their short descriptions;
+/// the names left out, in order.
 pub(crate) fn keep_core(decls: &mut Vec<mm_engine::ToolDecl>) -> Vec<String> {
     let dropped = decls
         .iter()
@@ -65,6 +78,10 @@ pub(crate) fn keep_core(decls: &mut Vec<mm_engine::ToolDecl>) -> Vec<String> {
         {
             props.remove("background");
         }
+    }
+    // The lazy `mcp` entry's description is its catalogue: it stays whole.
+    for d in decls.iter_mut().filter(|d| d.name != "mcp") {
+        d.description = short_description(&d.description);
     }
     dropped
 }

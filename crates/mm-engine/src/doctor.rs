@@ -85,6 +85,25 @@ pub struct Report {
     pub plan: String,
     /// What went wrong or is worth knowing, one line each.
     pub notes: Vec<String>,
+    /// The first request's fixed part (system prompt and tool
+    /// declarations) as mm would send it, full and short; filled by the
+    /// caller that knows the tools (mm-agent).
+    pub fixed_part: Option<FixedPart>,
+}
+
+/// The size of the fixed part of a request, in bytes and, where the
+/// server counts with the model's template and tokenizer, in tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FixedPart {
+    /// Every tool declared, as on a window large enough.
+    pub bytes: u64,
+    /// The server's count of the same; `None` when it cannot count.
+    pub tokens: Option<u64>,
+    /// The small-window form: the core tools with short descriptions.
+    pub short_bytes: u64,
+    /// The server's count of the short form.
+    pub short_tokens: Option<u64>,
 }
 
 /// Ollama's windows: the loaded model's and the model's own.
@@ -297,6 +316,7 @@ pub async fn probe(config: &Config, cancel: &CancellationToken) -> Result<Report
         recommend: Vec::new(),
         plan: String::new(),
         notes: Vec::new(),
+        fixed_part: None,
     };
 
     // The window, and whether the template renders tools.

@@ -16,6 +16,7 @@ use mm_config::FALLBACK_WINDOW;
 
 use crate::engine::{Engine, Inner};
 use crate::error::{EngineError, one_line};
+use crate::types::{Message, ToolDecl};
 use crate::wire::{ModelEntry, Probe};
 
 /// The longest the window question may hold up a first request.
@@ -245,6 +246,21 @@ impl Engine {
             .lock()
             .ok()
             .and_then(|c| c.get(&cache_key(&self.inner)).and_then(|(_, t)| *t))
+    }
+
+    /// The exact number of tokens `messages` and `tools` make once the
+    /// server renders them with the model's template and counts them with
+    /// its tokenizer (llama.cpp `/apply-template` then `/tokenize`); `None`
+    /// where the server cannot say. Exact counts may refuse or shrink what
+    /// an estimate only plans (decision 43).
+    pub async fn count_tokens(&self, messages: &[Message], tools: &[ToolDecl]) -> Option<u64> {
+        let inner = &*self.inner;
+        let template = inner.provider.template_probe(messages, tools)?;
+        let json = inner.probe_json(&template, PROBE_TIMEOUT).await.ok()?;
+        let prompt = (template.read)(&json, &inner.model)?;
+        let tokenize = inner.provider.tokenize_probe(&prompt)?;
+        let json = inner.probe_json(&tokenize, PROBE_TIMEOUT).await.ok()?;
+        (tokenize.read)(&json, &inner.model)
     }
 
     /// The server's models (`/model` without a name): Ollama's

@@ -163,6 +163,17 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn models_probe(&self) -> Option<Probe<Vec<ModelEntry>>> {
         None
     }
+    /// The question that renders `messages` and `tools` with the model's
+    /// own chat template, without generating (llama.cpp `/apply-template`):
+    /// the first half of an exact count.
+    fn template_probe(&self, _messages: &[Message], _tools: &[ToolDecl]) -> Option<Probe<String>> {
+        None
+    }
+    /// The question that counts the tokens of a rendered prompt with the
+    /// model's own tokenizer (llama.cpp `/tokenize`).
+    fn tokenize_probe(&self, _prompt: &str) -> Option<Probe<u64>> {
+        None
+    }
 }
 
 /// A number in a JSON value, given as a number or as digits in a string

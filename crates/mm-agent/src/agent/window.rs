@@ -27,21 +27,35 @@ impl Agent {
             if let Some(w) = found {
                 self.engine = self.engine.with_window(w);
             }
-            self.fit_small_window();
+            self.fit_small_window().await;
         }
         self.engine.window()
     }
 
     /// On a small window the fixed part must leave room for the
-    /// conversation: when system prompt and declarations would take more
-    /// than a quarter of it (an estimate, which only plans; nothing is
-    /// refused on it), only the core tools stay declared, once, before the
-    /// first request, so the prefix of later requests never changes.
-    fn fit_small_window(&mut self) {
+    /// conversation: when system prompt and declarations take more than a
+    /// quarter of it, only the core tools stay declared, with short
+    /// descriptions, once, before the first request, so the prefix of
+    /// later requests never changes. The size is the server's exact count
+    /// where it can give one (llama.cpp renders them with the model's
+    /// template, which may leave the declarations out), else an estimate.
+    async fn fit_small_window(&mut self) {
         let window = self.engine.window().tokens;
-        let fixed = u64::try_from(self.fixed_chars() / 4).unwrap_or(u64::MAX);
-        if fixed <= window / 4 {
+        let estimate = u64::try_from(self.fixed_chars() / 4).unwrap_or(u64::MAX);
+        if estimate <= window / 4 {
             return;
+        }
+        let fixed = [Message::system(self.system.clone()), Message::user("")];
+        if let Some(exact) = self.engine.count_tokens(&fixed, &self.decls).await {
+            tracing::info!(
+                exact,
+                estimate,
+                window,
+                "the fixed part, counted by the server"
+            );
+            if exact <= window / 4 {
+                return;
+            }
         }
         let dropped = crate::tools::keep_core(&mut self.decls);
         if !dropped.is_empty() {

@@ -354,6 +354,38 @@ impl Provider for OpenAi {
             read_models,
         ))
     }
+
+    fn template_probe(&self, messages: &[Message], tools: &[ToolDecl]) -> Option<Probe<String>> {
+        if !self.compatible() {
+            return None;
+        }
+        let mut body = json!({"messages": messages_json(messages)});
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools_json(tools));
+        }
+        Some(Probe {
+            label: "/apply-template",
+            url: format!("{}/apply-template", self.root()),
+            headers: self.headers(),
+            body: serde_json::to_vec(&body).ok(),
+            read: |v, _| v.get("prompt")?.as_str().map(str::to_owned),
+        })
+    }
+
+    fn tokenize_probe(&self, prompt: &str) -> Option<Probe<u64>> {
+        if !self.compatible() {
+            return None;
+        }
+        // Special tokens as the server adds them to a prompt (a BOS).
+        let body = json!({"content": prompt, "add_special": true});
+        Some(Probe {
+            label: "/tokenize",
+            url: format!("{}/tokenize", self.root()),
+            headers: self.headers(),
+            body: serde_json::to_vec(&body).ok(),
+            read: |v, _| u64::try_from(v.get("tokens")?.as_array()?.len()).ok(),
+        })
+    }
 }
 
 /// The counts of a chunk or a whole answer. The cached part of the prompt
