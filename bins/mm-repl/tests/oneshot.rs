@@ -716,3 +716,47 @@ fn the_servers_exact_count_of_the_fixed_part_decides_on_a_small_window() {
     assert_eq!(asked[0]["messages"][0]["role"], "system");
     assert_eq!(asked[0]["tools"], w.chats()[0]["tools"]);
 }
+
+/// A template that renders earlier reasoning (llama.cpp
+/// `supports_preserve_reasoning`) gets each answer's reasoning back as
+/// `reasoning_content`, so the prompt is the one the model saw; any other
+/// server never sees reasoning it did not render.
+#[test]
+fn earlier_reasoning_goes_back_only_to_a_template_that_keeps_it() {
+    for keeps in [true, false] {
+        let w = World::serving(
+            vec![
+                Reply::stream(vec![
+                    mm_mock::Step::reasoning("list first"),
+                    mm_mock::Step::tool_start(0, "c1", "bash"),
+                    mm_mock::Step::tool_args(0, r#"{"command":"true"}"#),
+                ]),
+                Reply::text("done"),
+            ],
+            "",
+            mm_mock::Options {
+                routes: vec![mm_mock::Route::get(
+                    "/props",
+                    serde_json::json!({
+                        "default_generation_settings": {"n_ctx": 8192},
+                        "chat_template_caps": {
+                            "supports_tools": true,
+                            "supports_preserve_reasoning": keeps
+                        }
+                    }),
+                )],
+                ..mm_mock::Options::default()
+            },
+        );
+        let out = w.run(&["-p", "go"], None);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let chats = w.chats();
+        let answer = &chats[1]["messages"][2];
+        assert_eq!(answer["role"], "assistant", "{answer}");
+        if keeps {
+            assert_eq!(answer["reasoning_content"], "list first", "{answer}");
+        } else {
+            assert!(answer.get("reasoning_content").is_none(), "{answer}");
+        }
+    }
+}

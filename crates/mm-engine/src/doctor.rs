@@ -321,8 +321,9 @@ pub async fn probe(config: &Config, cancel: &CancellationToken) -> Result<Report
 
     // The window, and whether the template renders tools.
     let inner = &*base.inner;
-    let mut renders = None;
-    let asked = tokio::time::timeout(WINDOW_LIMIT, inner.ask_window(&mut renders)).await;
+    let mut caps = crate::window::Caps::default();
+    let asked = tokio::time::timeout(WINDOW_LIMIT, inner.ask_window(&mut caps)).await;
+    let renders = caps.tools;
     let server_window = match asked {
         Ok(Ok(w)) => {
             report.reachable = true;
@@ -338,7 +339,7 @@ pub async fn probe(config: &Config, cancel: &CancellationToken) -> Result<Report
     if let Ok(mut c) = crate::window::cache().lock() {
         // What the agent would learn: the answer is this process's.
         let w = server_window.clone().unwrap_or_else(|| base.window());
-        c.insert(crate::window::cache_key(inner), (w, renders));
+        c.insert(crate::window::cache_key(inner), (w, caps));
     }
     let engine = match &server_window {
         Some(w) => base.with_window(w.clone()),

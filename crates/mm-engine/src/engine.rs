@@ -212,6 +212,7 @@ impl Engine {
             cache_key: None,
             output_schema: None,
             constrained_calls: false,
+            reasoning_back: false,
         };
         // A watchdog of 0 means "never cut".
         let watchdog = if cfg.watchdog == 0 {
@@ -305,6 +306,9 @@ impl Engine {
         text_tool_calls: bool,
     ) -> Engine {
         let i = &self.inner;
+        let mut settings = settings;
+        // Learnt with the window: whether earlier reasoning goes back.
+        settings.reasoning_back = crate::window::caps_of(i).keeps_reasoning;
         Engine {
             inner: Arc::new(Inner {
                 spec: i.spec,

@@ -85,14 +85,31 @@ impl Window {
     }
 }
 
-/// What a server said of a model: its window, and whether its template
-/// renders tools (`None`: not said).
-pub(crate) type Found = (Window, Option<bool>);
+/// What a server said of a model: its window, and what its template does.
+pub(crate) type Found = (Window, Caps);
+
+/// What a server said of the model's chat template.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Caps {
+    /// It renders tool declarations and calls (`None`: not said).
+    pub tools: Option<bool>,
+    /// It renders earlier turns' reasoning.
+    pub keeps_reasoning: bool,
+}
 
 /// Answers already had in this process, by provider, address and model.
 pub(crate) fn cache() -> &'static Mutex<HashMap<String, Found>> {
     static CACHE: OnceLock<Mutex<HashMap<String, Found>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// What the server said of `inner`'s model's template, once asked.
+pub(crate) fn caps_of(inner: &Inner) -> Caps {
+    cache()
+        .lock()
+        .ok()
+        .and_then(|c| c.get(&cache_key(inner)).map(|(_, caps)| *caps))
+        .unwrap_or_default()
 }
 
 pub(crate) fn cache_key(inner: &Inner) -> String {
@@ -156,14 +173,15 @@ impl Inner {
 
     /// The window, and whether the template renders tools when an answer
     /// on the way said so.
-    pub(crate) async fn ask_window(&self, tools: &mut Option<bool>) -> Result<Window, Miss> {
+    pub(crate) async fn ask_window(&self, caps: &mut Caps) -> Result<Window, Miss> {
         let mut miss = Miss::Unreachable;
         for probe in self.provider.window_probes() {
             match self.probe_json(&probe, PROBE_TIMEOUT).await {
                 Ok(json) => {
-                    if tools.is_none() {
-                        *tools = self.provider.renders_tools(probe.label, &json);
+                    if caps.tools.is_none() {
+                        caps.tools = self.provider.renders_tools(probe.label, &json);
                     }
+                    caps.keeps_reasoning |= self.provider.keeps_reasoning(probe.label, &json);
                     if let Some(tokens) = (probe.read)(&json, &self.model) {
                         return Ok(Window {
                             tokens,
@@ -207,8 +225,8 @@ impl Engine {
             return w;
         }
         let known = Window::initial(None, inner.provider.known_window());
-        let mut tools = None;
-        let asked = tokio::time::timeout(DISCOVERY_BOUND, inner.ask_window(&mut tools)).await;
+        let mut caps = Caps::default();
+        let asked = tokio::time::timeout(DISCOVERY_BOUND, inner.ask_window(&mut caps)).await;
         let found = match asked {
             Ok(Ok(w)) => Some(w),
             Ok(Err(Miss::Answered)) => Some(known.clone()),
@@ -217,7 +235,7 @@ impl Engine {
         match found {
             Some(w) => {
                 if let Ok(mut c) = cache().lock() {
-                    c.insert(key, (w.clone(), tools));
+                    c.insert(key, (w.clone(), caps));
                 }
                 w
             }
@@ -231,7 +249,7 @@ impl Engine {
         if let Ok(mut c) = cache().lock() {
             let entry = c
                 .entry(cache_key(&self.inner))
-                .or_insert_with(|| (window.clone(), None));
+                .or_insert_with(|| (window.clone(), Caps::default()));
             entry.0 = window.clone();
         }
     }
@@ -242,10 +260,12 @@ impl Engine {
     /// `capabilities`), once [`Engine::discover_window`] asked; `None`
     /// when it did not say or was not asked.
     pub fn renders_tools(&self) -> Option<bool> {
-        cache()
-            .lock()
-            .ok()
-            .and_then(|c| c.get(&cache_key(&self.inner)).and_then(|(_, t)| *t))
+        self.caps().tools
+    }
+
+    /// What the server said of the model's template, once asked.
+    pub(crate) fn caps(&self) -> Caps {
+        caps_of(&self.inner)
     }
 
     /// The exact number of tokens `messages` and `tools` make once the

@@ -144,6 +144,13 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn renders_tools(&self, _label: &str, _answer: &serde_json::Value) -> Option<bool> {
         None
     }
+    /// From the answer to the window probe `label`: whether the model's
+    /// template renders the reasoning of earlier turns (llama.cpp
+    /// `chat_template_caps.supports_preserve_reasoning`). Only then is it
+    /// sent back: elsewhere it would be text the model never saw.
+    fn keeps_reasoning(&self, _label: &str, _answer: &serde_json::Value) -> bool {
+        false
+    }
     /// The window this provider's model is known to have when its server
     /// does not say (hosted models).
     fn known_window(&self) -> Option<u64> {

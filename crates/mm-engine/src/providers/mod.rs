@@ -33,6 +33,9 @@ pub struct ProviderSettings {
     /// `constrainedCalls`: the tools stay declared (the prompt is the one
     /// an unconstrained request renders) and thinking is switched off.
     pub constrained_calls: bool,
+    /// The server's template renders earlier turns' reasoning (llama.cpp
+    /// `supports_preserve_reasoning`): it goes back with each answer.
+    pub reasoning_back: bool,
 }
 
 impl std::fmt::Debug for ProviderSettings {

@@ -132,6 +132,12 @@ fn read_models(v: &Value, _model: &str) -> Option<Vec<ModelEntry>> {
 /// Message history in Chat Completions shape. Reasoning is never sent back
 /// (DeepSeek even rejects it); tool results follow their calls by id.
 pub(crate) fn messages_json(messages: &[Message]) -> Vec<Value> {
+    messages_json_with(messages, false)
+}
+
+/// [`messages_json`], with each answer's reasoning as `reasoning_content`
+/// when `reasoning` (a template that renders it).
+fn messages_json_with(messages: &[Message], reasoning_back: bool) -> Vec<Value> {
     messages
         .iter()
         .map(|m| match m {
@@ -140,9 +146,13 @@ pub(crate) fn messages_json(messages: &[Message]) -> Vec<Value> {
             Message::Assistant {
                 content,
                 tool_calls,
-                ..
+                reasoning,
             } => {
                 let mut v = json!({"role": "assistant"});
+                if reasoning_back && !reasoning.is_empty() {
+                    let text: String = reasoning.iter().map(|r| r.text.as_str()).collect();
+                    v["reasoning_content"] = json!(text);
+                }
                 if tool_calls.is_empty() {
                     v["content"] = json!(content);
                 } else {
@@ -201,7 +211,7 @@ impl Provider for OpenAi {
         let s = &self.settings;
         let mut body = json!({
             "model": s.model,
-            "messages": messages_json(messages),
+            "messages": messages_json_with(messages, s.reasoning_back),
             "stream": stream,
         });
         if stream {
@@ -338,6 +348,14 @@ impl Provider for OpenAi {
             return None;
         }
         read_tool_caps(answer)
+    }
+
+    fn keeps_reasoning(&self, _label: &str, answer: &Value) -> bool {
+        self.compatible()
+            && answer
+                .pointer("/chat_template_caps/supports_preserve_reasoning")
+                .and_then(Value::as_bool)
+                == Some(true)
     }
 
     fn known_window(&self) -> Option<u64> {
@@ -589,6 +607,7 @@ mod tests {
                 cache_key: None,
                 output_schema: None,
                 constrained_calls: false,
+                reasoning_back: false,
             },
         )
     }
