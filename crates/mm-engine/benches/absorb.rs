@@ -17,16 +17,28 @@ use futures::StreamExt;
 use mm_engine::{CancellationToken, Engine, Message, StreamEvent, ToolDecl};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// The answer's text deltas: lines of words, each line ending with its own
+/// number, so that no passage repeats (the answer-loop guard would stop a
+/// stream of identical lines, as it should).
+fn deltas(tokens: usize) -> Vec<String> {
+    let words = [
+        "the", " quick", " brown", " fox", " jumps", " over", " a", " lazy", " dog",
+    ];
+    (0..tokens)
+        .map(|i| match words.get(i % (words.len() + 1)) {
+            Some(w) => (*w).to_owned(),
+            None => format!(" {i}.\n"),
+        })
+        .collect()
+}
+
 /// The SSE body: `tokens` text deltas in OpenAI chunk shape, a usage chunk
 /// and `[DONE]`.
 fn body(tokens: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(tokens * 160);
-    let words = [
-        "the", " quick", " brown", " fox", " jumps", " over", " a", " lazy", " dog", ".\n",
-    ];
     out.extend_from_slice(b"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n");
-    for i in 0..tokens {
-        let w = serde_json::to_string(words[i % words.len()]).unwrap();
+    for word in deltas(tokens) {
+        let w = serde_json::to_string(&word).unwrap();
         out.extend_from_slice(
             format!(
                 "data: {{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{w}}},\"finish_reason\":null}}]}}\n\n"
@@ -239,6 +251,25 @@ fn main() {
             "ratio on/off     : {:.2} (the text-call recogniser costs {:.1}% of throughput)",
             engine_rate / off_rate,
             100.0 * (1.0 - engine_rate / off_rate)
+        );
+        // The answer-loop guard is always on inside the engine: time it
+        // alone on the same deltas, as its share of the engine's time.
+        let texts = deltas(tokens);
+        let mut best_guard = Duration::MAX;
+        for _ in 0..5 {
+            let start = Instant::now();
+            let mut guard = mm_engine::answer_loop::Guard::new();
+            for t in &texts {
+                assert!(guard.push(t).is_none(), "no passage repeats");
+            }
+            best_guard = best_guard.min(start.elapsed());
+        }
+        println!(
+            "answer-loop guard: {:>8.1} ms  {:>12.0} tokens/s  ({:.1}% of the engine's time; engine without it ≈ {:.2}× faster)",
+            best_guard.as_secs_f64() * 1e3,
+            tokens as f64 / best_guard.as_secs_f64(),
+            100.0 * best_guard.as_secs_f64() / best_engine.as_secs_f64(),
+            best_engine.as_secs_f64() / (best_engine - best_guard.min(best_engine)).as_secs_f64().max(1e-9)
         );
     });
 }
