@@ -37,6 +37,10 @@ pub struct Repl {
     history: PathBuf,
     /// Shift-Tab at the prompt: the line it left, to type on.
     cycled: crate::complete::ModeKey,
+    /// Ctrl-C at the prompt: whether the line was empty.
+    ctrl_c: crate::complete::InterruptKey,
+    /// When Ctrl-C was last pressed on an empty line (a second one quits).
+    armed: Option<std::time::Instant>,
 }
 
 /// What a command asks the loop to do next.
@@ -57,8 +61,10 @@ impl Repl {
             agent,
             sink,
             controls,
-            history: mm_config::data_dir().join("repl_history"),
+            history: mm_config::data_dir().join(mm_ui::words::HISTORY_FILE),
             cycled: crate::complete::ModeKey::default(),
+            ctrl_c: crate::complete::InterruptKey::default(),
+            armed: None,
         }
     }
 
@@ -105,6 +111,7 @@ impl Repl {
             };
             match line {
                 Ok(line) => {
+                    self.armed = None;
                     let line = crate::complete::joined(line.trim());
                     if line.is_empty() {
                         editor = Some(ed);
@@ -112,10 +119,21 @@ impl Repl {
                     }
                     let _ = ed.add_history_entry(line.as_str());
                     self.save_history(&mut ed);
-                    editor = Some(ed);
                     if let Next::Quit = self.line(&line).await {
                         return 0;
                     }
+                    // Messages queued with Enter during the turn, in order,
+                    // each shown after the prompt as if typed.
+                    while let Some(next) = self.controls.pop_queued() {
+                        self.sink
+                            .say(&format!("{}{next}", self::prompt(self.agent.mode())));
+                        let _ = ed.add_history_entry(next.as_str());
+                        self.save_history(&mut ed);
+                        if let Next::Quit = self.line(&next).await {
+                            return 0;
+                        }
+                    }
+                    editor = Some(ed);
                 }
                 // Shift-Tab: the next mode, the line kept.
                 Err(ReadlineError::Interrupted) if self.cycled.pressed() => {
@@ -124,8 +142,21 @@ impl Repl {
                     self.sink.say_dim(&mode.banner_line());
                     editor = Some(ed);
                 }
-                // Ctrl-C at the prompt clears the line.
-                Err(ReadlineError::Interrupted) => editor = Some(ed),
+                // Ctrl-C at the prompt clears the line; on an empty line,
+                // a second one soon after quits.
+                Err(ReadlineError::Interrupted) => {
+                    if self.ctrl_c.take_was_empty() {
+                        let window = mm_ui::words::QUIT_WINDOW;
+                        if self.armed.is_some_and(|at| at.elapsed() <= window) {
+                            return 0;
+                        }
+                        self.armed = Some(std::time::Instant::now());
+                        self.sink.say_dim(mm_ui::words::QUIT_HINT);
+                    } else {
+                        self.armed = None;
+                    }
+                    editor = Some(ed);
+                }
                 // Ctrl-D quits.
                 Err(ReadlineError::Eof) => return 0,
                 Err(e) => {
@@ -149,6 +180,7 @@ impl Repl {
         }));
         crate::complete::bind_multiline(&mut ed);
         crate::complete::bind_mode_key(&mut ed, self.cycled.clone());
+        crate::complete::bind_interrupt_key(&mut ed, self.ctrl_c.clone());
         // A first start has no history yet.
         let _ = ed.load_history(&self.history);
         Ok(ed)
@@ -158,7 +190,8 @@ impl Repl {
         if let Some(dir) = self.history.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        if let Err(e) = ed.save_history(&self.history) {
+        // Appended, after what the window (or another REPL) added since.
+        if let Err(e) = ed.append_history(&self.history) {
             tracing::warn!("history not saved to {}: {e}", self.history.display());
         }
     }
@@ -179,7 +212,10 @@ impl Repl {
         for line in lines {
             s.say_dim(&line);
         }
-        s.say_dim("/help lists the commands · Esc or Ctrl-C stops a turn · Ctrl-D quits");
+        s.say_dim(&format!(
+            "/help lists the commands · {}",
+            mm_ui::words::INTERRUPT_KEYS
+        ));
     }
 
     async fn line(&mut self, line: &str) -> Next {
@@ -255,7 +291,10 @@ impl Repl {
             Outcome::Help(text) => {
                 self.sink.say(&text);
                 self.sink.say_dim(
-                    "@path attaches a file · \\ then Enter, or Alt-Enter, continues on a new line · Shift-Tab next mode (allow, ask, plan) · Esc or Ctrl-C stops a turn · Ctrl-C clears the line · Ctrl-D quits",
+                    &format!(
+                        "@path attaches a file · \\ then Enter, or Alt-Enter, continues on a new line · Shift-Tab next mode (allow, ask, plan) · Enter during a turn queues a message · {}",
+                        mm_ui::words::INTERRUPT_KEYS
+                    ),
                 );
             }
             Outcome::Copy(text) => self.show(commands::copy(&text)),
