@@ -168,7 +168,12 @@ impl Repl {
     }
 
     fn editor(&self) -> rustyline::Result<Ed> {
+        let mode = match self.agent.config().edit_mode {
+            mm_agent::config::EditMode::Vi => rustyline::EditMode::Vi,
+            mm_agent::config::EditMode::Emacs => rustyline::EditMode::Emacs,
+        };
         let config = EditorConfig::builder()
+            .edit_mode(mode)
             .auto_add_history(false)
             .completion_type(CompletionType::List)
             .max_history_size(2000)?

@@ -64,8 +64,6 @@ pub struct Config {
     pub preview_lines: usize,
     /// How the input line is edited in the REPL and the window.
     pub edit_mode: EditMode,
-    /// The colours of the terminal front ends.
-    pub theme: Theme,
     /// How a turn's end or a waiting permission is signalled while the
     /// terminal is in the background.
     pub notify: Notify,
@@ -184,19 +182,6 @@ pub enum EditMode {
     Emacs,
     /// vi's insert and normal modes (Esc, then h j k l w b 0 $ x i a …).
     Vi,
-}
-
-/// `theme`: the colours of the terminal front ends. Deserialized from its
-/// name only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Theme {
-    /// For a dark background.
-    Dark,
-    /// For a light background.
-    Light,
-    /// The terminal's own foreground, bold and underline; no dim text.
-    HighContrast,
 }
 
 /// `notify`: how a turn's end, or a permission waiting, is signalled
@@ -570,7 +555,6 @@ impl Config {
             max_output: 30000,
             preview_lines: 5,
             edit_mode: EditMode::Emacs,
-            theme: Theme::Dark,
             notify: Notify::Auto,
             mouse: false,
             skills_dir: dirs.config.join("mm").join("skills"),
@@ -747,29 +731,6 @@ impl EditMode {
     }
 }
 
-impl Theme {
-    /// The YAML names, in the order error messages list them.
-    pub const NAMES: &'static [&'static str] = &["dark", "light", "high-contrast"];
-
-    /// The YAML name of this value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Theme::Dark => "dark",
-            Theme::Light => "light",
-            Theme::HighContrast => "high-contrast",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Theme> {
-        match name {
-            "dark" => Some(Theme::Dark),
-            "light" => Some(Theme::Light),
-            "high-contrast" => Some(Theme::HighContrast),
-            _ => None,
-        }
-    }
-}
-
 impl Notify {
     /// The YAML names, in the order error messages list them.
     pub const NAMES: &'static [&'static str] = &["auto", "bell", "osc9", "off"];
@@ -892,7 +853,6 @@ named_enum!(SandboxSetting);
 named_enum!(McpLazy);
 named_enum!(TextToolCalls);
 named_enum!(EditMode);
-named_enum!(Theme);
 named_enum!(Notify);
 named_enum!(ConstrainedCalls);
 
