@@ -191,6 +191,44 @@ pub fn bind_mode_key<H: Helper, I: rustyline::history::History>(
     );
 }
 
+/// Ctrl-C at the prompt: it ends the line edit as an interrupt (the line
+/// is cleared) and notes whether the line was empty, for the second
+/// Ctrl-C that quits.
+#[derive(Clone, Default)]
+pub struct InterruptKey(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl InterruptKey {
+    /// Whether the last Ctrl-C came on an empty line, once.
+    pub fn take_was_empty(&self) -> bool {
+        self.0.swap(false, std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl rustyline::ConditionalEventHandler for InterruptKey {
+    fn handle(
+        &self,
+        _evt: &rustyline::Event,
+        _n: rustyline::RepeatCount,
+        _positive: bool,
+        ctx: &rustyline::EventContext<'_>,
+    ) -> Option<Cmd> {
+        self.0
+            .store(ctx.line().is_empty(), std::sync::atomic::Ordering::SeqCst);
+        Some(Cmd::Interrupt)
+    }
+}
+
+/// Binds Ctrl-C to [`InterruptKey`].
+pub fn bind_interrupt_key<H: Helper, I: rustyline::history::History>(
+    ed: &mut rustyline::Editor<H, I>,
+    key: InterruptKey,
+) {
+    ed.bind_sequence(
+        KeyEvent::ctrl('C'),
+        rustyline::EventHandler::Conditional(Box::new(key)),
+    );
+}
+
 /// The question as typed: each `\` that ended a line (to continue it) is
 /// dropped, the line break stays.
 pub fn joined(input: &str) -> String {

@@ -36,7 +36,7 @@ use mm_agent::Agent;
 use mm_ui::{Decision, Event, Sink, ToolInfo, TurnOutcome, sanitize};
 
 use crate::keys::Controls;
-use crate::term::PERMISSION_PROMPT;
+use crate::term::permission_prompt;
 
 /// Writes each event as one line of JSON.
 pub struct JsonSink {
@@ -74,7 +74,7 @@ impl JsonSink {
             let mut err = std::io::stderr();
             // The prompt is for a person on a terminal: sanitised.
             let (tool, title) = (sanitize(&info.tool), sanitize(&info.title));
-            let _ = write!(err, "{tool}: {title}\r\n{PERMISSION_PROMPT}");
+            let _ = write!(err, "{tool}: {title}\r\n{}", permission_prompt());
             let _ = err.flush();
             let d = rx.await.unwrap_or(Decision::Cancelled);
             let _ = write!(err, "\r\n");

@@ -1,10 +1,11 @@
 //! Keys during a turn. The terminal goes to raw mode and a blocking thread
 //! reads keys: Escape or Ctrl-C cancel the turn (its token: the stream is
-//! dropped, a running command's process group killed), `a`/`s`/`r` answer
-//! a pending permission prompt (`r` then a reason for the model and Enter,
-//! where the sink shows what is typed), anything else is kept as
-//! type-ahead for the next prompt. The terminal is restored when the watch
-//! ends.
+//! dropped, a running command's process group killed; queued messages go
+//! back to the input), `y`/`a`/Enter, `s`, `n`/`r` answer a pending
+//! permission prompt (`n`/`r` then a reason for the model and Enter, where
+//! the sink shows what is typed), Enter queues what was typed as the next
+//! message, anything else is kept as type-ahead for the next prompt. The
+//! terminal is restored when the watch ends.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,13 +17,15 @@ use mm_ui::Decision;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-/// What the sink shows of a reason being typed after `r`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the sink shows of keys pressed during a turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Echo {
     /// `r` was pressed: ask for the reason.
     Start,
     Char(char),
     Backspace,
+    /// Enter queued this message for when the turn ends.
+    Queued(String),
 }
 
 /// Shows a reason as it is typed (the key thread owns no screen).
@@ -45,6 +48,8 @@ pub struct Controls {
     echo: Mutex<Option<EchoFn>>,
     /// A call needed permission and nobody could be asked (exit 4).
     unasked: AtomicBool,
+    /// Messages sent with Enter during the turn, oldest first.
+    queue: Mutex<Vec<String>>,
 }
 
 /// What the model reads of a call that needed permission in a run with
@@ -59,6 +64,8 @@ pub enum KeyAction {
     Answer(Decision),
     Type(char),
     Backspace,
+    /// Enter: what was typed waits for the end of the turn.
+    Queue,
     Ignore,
 }
 
@@ -71,13 +78,13 @@ pub fn classify(key: &KeyEvent, asking: bool) -> KeyAction {
     match key.code {
         KeyCode::Esc => KeyAction::Cancel,
         KeyCode::Char('c') | KeyCode::Char('C') if ctrl => KeyAction::Cancel,
-        KeyCode::Char(c) if asking && !ctrl => match c.to_ascii_lowercase() {
-            'a' => KeyAction::Answer(Decision::AllowOnce),
-            's' => KeyAction::Answer(Decision::AllowAlways),
-            'r' => KeyAction::Answer(Decision::Reject),
-            _ => KeyAction::Ignore,
+        KeyCode::Enter if asking => KeyAction::Answer(Decision::AllowOnce),
+        KeyCode::Char(c) if asking && !ctrl => match mm_ui::words::permission_key(c) {
+            Some(d) => KeyAction::Answer(d),
+            None => KeyAction::Ignore,
         },
         KeyCode::Char(c) if !ctrl => KeyAction::Type(c),
+        KeyCode::Enter => KeyAction::Queue,
         KeyCode::Backspace => KeyAction::Backspace,
         _ => KeyAction::Ignore,
     }
@@ -128,6 +135,17 @@ impl Controls {
             Some(tx) => tx.send(decision).is_ok(),
             None => false,
         }
+    }
+
+    /// The oldest message queued during the turn, once.
+    pub fn pop_queued(&self) -> Option<String> {
+        let mut q = lock(&self.queue);
+        (!q.is_empty()).then(|| q.remove(0))
+    }
+
+    /// Queue `text` as if typed and sent with Enter during a turn.
+    pub fn queue(&self, text: &str) {
+        lock(&self.queue).push(text.to_owned());
     }
 
     /// Take the keys typed during the turn (for the next prompt).
@@ -193,6 +211,18 @@ impl Controls {
         *lock(&self.reason) = None;
         cancel.cancel();
         self.answer(Decision::Cancelled);
+        // What was queued comes back as the next prompt's text, to send
+        // again or edit.
+        let queued = std::mem::take(&mut *lock(&self.queue));
+        if !queued.is_empty() {
+            let mut typed = lock(&self.typed);
+            let mut back = queued.join(" ");
+            if !typed.is_empty() {
+                back.push(' ');
+                back.push_str(&typed);
+            }
+            *typed = back;
+        }
     }
 
     /// Apply one key.
@@ -221,6 +251,14 @@ impl Controls {
             KeyAction::Backspace => {
                 if let Ok(mut t) = self.typed.lock() {
                     t.pop();
+                }
+            }
+            KeyAction::Queue => {
+                let text = std::mem::take(&mut *lock(&self.typed));
+                let text = text.trim().to_owned();
+                if !text.is_empty() {
+                    self.queue(&text);
+                    self.echo(Echo::Queued(text));
                 }
             }
             KeyAction::Ignore => {}
@@ -340,6 +378,19 @@ mod tests {
             KeyAction::Answer(Decision::AllowAlways)
         );
         assert_eq!(classify(&k('r'), true), KeyAction::Answer(Decision::Reject));
+        assert_eq!(
+            classify(&k('y'), true),
+            KeyAction::Answer(Decision::AllowOnce)
+        );
+        assert_eq!(classify(&k('n'), true), KeyAction::Answer(Decision::Reject));
+        assert_eq!(
+            classify(&key(KeyCode::Enter, KeyModifiers::NONE), true),
+            KeyAction::Answer(Decision::AllowOnce)
+        );
+        assert_eq!(
+            classify(&key(KeyCode::Enter, KeyModifiers::NONE), false),
+            KeyAction::Queue
+        );
         assert_eq!(classify(&k('x'), true), KeyAction::Ignore);
         assert_eq!(classify(&k('a'), false), KeyAction::Type('a'));
     }
@@ -416,5 +467,26 @@ mod tests {
         controls.handle(&key(KeyCode::Backspace, KeyModifiers::NONE), &cancel);
         assert_eq!(controls.take_typed(), "ls");
         assert_eq!(controls.take_typed(), "");
+    }
+
+    #[test]
+    fn enter_queues_and_escape_puts_the_queue_back() {
+        let controls = Controls::default();
+        let cancel = CancellationToken::new();
+        let type_in = |text: &str| {
+            for c in text.chars() {
+                controls.handle(&key(KeyCode::Char(c), KeyModifiers::NONE), &cancel);
+            }
+        };
+        type_in("one");
+        controls.handle(&key(KeyCode::Enter, KeyModifiers::NONE), &cancel);
+        type_in("two");
+        controls.handle(&key(KeyCode::Enter, KeyModifiers::NONE), &cancel);
+        assert_eq!(controls.pop_queued().as_deref(), Some("one"));
+        type_in("three");
+        controls.handle(&key(KeyCode::Esc, KeyModifiers::NONE), &cancel);
+        assert!(cancel.is_cancelled());
+        assert_eq!(controls.pop_queued(), None, "Esc clears the queue");
+        assert_eq!(controls.take_typed(), "two three");
     }
 }

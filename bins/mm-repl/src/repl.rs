@@ -39,6 +39,10 @@ pub struct Repl {
     cycled: crate::complete::ModeKey,
     /// `--resume` without an id: open the list of sessions first.
     from_list: bool,
+    /// Ctrl-C at the prompt: whether the line was empty.
+    ctrl_c: crate::complete::InterruptKey,
+    /// When Ctrl-C was last pressed on an empty line (a second one quits).
+    armed: Option<std::time::Instant>,
 }
 
 /// What a command asks the loop to do next.
@@ -59,9 +63,11 @@ impl Repl {
             agent,
             sink,
             controls,
-            history: mm_config::data_dir().join("repl_history"),
+            history: mm_config::data_dir().join(mm_ui::words::HISTORY_FILE),
             cycled: crate::complete::ModeKey::default(),
             from_list: false,
+            ctrl_c: crate::complete::InterruptKey::default(),
+            armed: None,
         }
     }
 
@@ -118,6 +124,7 @@ impl Repl {
             };
             match line {
                 Ok(line) => {
+                    self.armed = None;
                     let line = crate::complete::joined(line.trim());
                     if line.is_empty() {
                         editor = Some(ed);
@@ -125,10 +132,21 @@ impl Repl {
                     }
                     let _ = ed.add_history_entry(line.as_str());
                     self.save_history(&mut ed);
-                    editor = Some(ed);
                     if let Next::Quit = self.line(&line).await {
                         return 0;
                     }
+                    // Messages queued with Enter during the turn, in order,
+                    // each shown after the prompt as if typed.
+                    while let Some(next) = self.controls.pop_queued() {
+                        self.sink
+                            .say(&format!("{}{next}", self::prompt(self.agent.mode())));
+                        let _ = ed.add_history_entry(next.as_str());
+                        self.save_history(&mut ed);
+                        if let Next::Quit = self.line(&next).await {
+                            return 0;
+                        }
+                    }
+                    editor = Some(ed);
                 }
                 // Shift-Tab: the next mode, the line kept.
                 Err(ReadlineError::Interrupted) if self.cycled.pressed() => {
@@ -137,8 +155,21 @@ impl Repl {
                     self.sink.say_dim(&mode.banner_line());
                     editor = Some(ed);
                 }
-                // Ctrl-C at the prompt clears the line.
-                Err(ReadlineError::Interrupted) => editor = Some(ed),
+                // Ctrl-C at the prompt clears the line; on an empty line,
+                // a second one soon after quits.
+                Err(ReadlineError::Interrupted) => {
+                    if self.ctrl_c.take_was_empty() {
+                        let window = mm_ui::words::QUIT_WINDOW;
+                        if self.armed.is_some_and(|at| at.elapsed() <= window) {
+                            return 0;
+                        }
+                        self.armed = Some(std::time::Instant::now());
+                        self.sink.say_dim(mm_ui::words::QUIT_HINT);
+                    } else {
+                        self.armed = None;
+                    }
+                    editor = Some(ed);
+                }
                 // Ctrl-D quits.
                 Err(ReadlineError::Eof) => return 0,
                 Err(e) => {
@@ -150,7 +181,12 @@ impl Repl {
     }
 
     fn editor(&self) -> rustyline::Result<Ed> {
+        let mode = match self.agent.config().edit_mode {
+            mm_agent::config::EditMode::Vi => rustyline::EditMode::Vi,
+            mm_agent::config::EditMode::Emacs => rustyline::EditMode::Emacs,
+        };
         let config = EditorConfig::builder()
+            .edit_mode(mode)
             .auto_add_history(false)
             .completion_type(CompletionType::List)
             .max_history_size(2000)?
@@ -162,6 +198,7 @@ impl Repl {
         }));
         crate::complete::bind_multiline(&mut ed);
         crate::complete::bind_mode_key(&mut ed, self.cycled.clone());
+        crate::complete::bind_interrupt_key(&mut ed, self.ctrl_c.clone());
         // A first start has no history yet.
         let _ = ed.load_history(&self.history);
         Ok(ed)
@@ -171,7 +208,8 @@ impl Repl {
         if let Some(dir) = self.history.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        if let Err(e) = ed.save_history(&self.history) {
+        // Appended, after what the window (or another REPL) added since.
+        if let Err(e) = ed.append_history(&self.history) {
             tracing::warn!("history not saved to {}: {e}", self.history.display());
         }
     }
@@ -192,7 +230,10 @@ impl Repl {
         for line in lines {
             s.say_dim(&line);
         }
-        s.say_dim("/help lists the commands · Esc or Ctrl-C stops a turn · Ctrl-D quits");
+        s.say_dim(&format!(
+            "/help lists the commands · {}",
+            mm_ui::words::INTERRUPT_KEYS
+        ));
     }
 
     async fn line(&mut self, line: &str) -> Next {
@@ -289,7 +330,10 @@ impl Repl {
             Outcome::Help(text) => {
                 self.sink.say(&text);
                 self.sink.say_dim(
-                    "@path attaches a file · \\ then Enter, or Alt-Enter, continues on a new line · Shift-Tab next mode (allow, ask, plan) · Esc or Ctrl-C stops a turn · Ctrl-C clears the line · Ctrl-D quits",
+                    &format!(
+                        "@path attaches a file · \\ then Enter, or Alt-Enter, continues on a new line · Shift-Tab next mode (allow, ask, plan) · Enter during a turn queues a message · {}",
+                        mm_ui::words::INTERRUPT_KEYS
+                    ),
                 );
             }
             Outcome::Copy(text) => self.show(commands::copy(&text)),

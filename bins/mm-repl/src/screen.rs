@@ -96,6 +96,13 @@ struct Spin {
     detail: String,
 }
 
+/// What the status line says besides the work and its time: the tokens
+/// written this turn (an estimate).
+#[derive(Debug, Default, Clone, Copy)]
+struct Progress {
+    tokens: u64,
+}
+
 /// The two streams and what is on them.
 pub struct Screen {
     layout: Layout,
@@ -104,6 +111,7 @@ pub struct Screen {
     shared: bool,
     line_start: [bool; 2],
     spin: Option<Spin>,
+    progress: Progress,
     /// Set while the key watcher holds the terminal in raw mode.
     raw: Arc<AtomicBool>,
 }
@@ -117,6 +125,7 @@ impl Screen {
             shared,
             line_start: [true, true],
             spin: None,
+            progress: Progress::default(),
             raw,
         }
     }
@@ -156,8 +165,30 @@ impl Screen {
     /// already (a rendered answer), an echo's backspaces, or the answer
     /// on a stdout that is not a terminal (the model's text, for a script).
     pub fn write_own(&mut self, target: Target, text: &str) {
-        self.stop_spinner();
+        self.erase_spinner();
         self.raw_write(self.layout.index(target), text);
+        // The status line stays the whole turn: drawn again under what
+        // was written, once that ends a line.
+        if self.spin.is_some() {
+            self.draw_spinner();
+        }
+    }
+
+    /// The tokens the model wrote this turn, for the status line.
+    pub fn set_tokens(&mut self, tokens: u64) {
+        self.progress.tokens = tokens;
+    }
+
+    /// Clear the status line from the screen; it is drawn again on the
+    /// next tick or write.
+    fn erase_spinner(&mut self) {
+        if let Some(spin) = &mut self.spin
+            && spin.shown
+        {
+            spin.shown = false;
+            let i = self.layout.index(Target::Info);
+            self.raw_write(i, "\r\x1b[K");
+        }
     }
 
     /// Start a new line on `target` unless the cursor is at one already.
@@ -217,14 +248,7 @@ impl Screen {
     /// the spinner, which stays and keeps its count: a running command's
     /// output as it comes.
     pub fn write_above_spinner(&mut self, target: Target, style: Style, text: &str) {
-        let spin = self.spin.take();
-        if spin.as_ref().is_some_and(|s| s.shown) {
-            let i = self.layout.index(Target::Info);
-            self.raw_write(i, "\r\x1b[K");
-        }
         self.write_styled(target, style, text);
-        self.spin = spin;
-        self.draw_spinner();
     }
 
     /// Whether a spinner is running.
@@ -232,26 +256,36 @@ impl Screen {
         self.spin.is_some()
     }
 
-    /// Clear the spinner line and forget the status.
+    /// Clear the spinner line and forget the status (the turn ended, or
+    /// a question waits for a key).
     pub fn stop_spinner(&mut self) {
-        if let Some(spin) = self.spin.take()
-            && spin.shown
-        {
-            let i = self.layout.index(Target::Info);
-            self.raw_write(i, "\r\x1b[K");
-        }
+        self.erase_spinner();
+        self.spin = None;
     }
 
     fn draw_spinner(&mut self) {
         let i = self.layout.index(Target::Info);
+        // Only on a line of its own: never over a line being written or
+        // a question waiting for its answer.
+        if !self.line_start[i] {
+            return;
+        }
+        let tokens = self.progress.tokens;
         let Some(spin) = &mut self.spin else {
             return;
         };
-        let mut text = mm_ui::spinner::frame(&spin.status, spin.tick);
+        let glyph =
+            mm_ui::spinner::FRAMES[(spin.tick % mm_ui::spinner::FRAMES.len() as u64) as usize];
+        let secs = spin.tick * mm_ui::spinner::TICK.as_millis() as u64 / 1000;
+        let mut status = spin.status.clone();
         if !spin.detail.is_empty() {
-            text.push_str(" · ");
-            text.push_str(&spin.detail);
+            status.push_str(" · ");
+            status.push_str(&spin.detail);
         }
+        let text = format!(
+            "{glyph} {}",
+            mm_ui::words::status_line(&status, secs, tokens)
+        );
         spin.shown = true;
         let painted = style::paint(self.outputs[i].color, Style::Dim, &text);
         let line = format!("\r{painted}\x1b[K");
@@ -388,11 +422,14 @@ pub mod tests {
         assert!(s.spinning());
         s.tick();
         s.write(Target::Info, "🛠️  bash: ls\n");
-        assert!(!s.spinning());
+        // The status line stays under what was written.
+        assert!(s.spinning());
         assert_eq!(
             out.text(),
-            "Let me look.\n\r⠋ Composing a tool call\x1b[K\r⠙ Composing a tool call\x1b[K\r\x1b[K🛠️  bash: ls\n"
+            "Let me look.\n\r⠋ Composing a tool call · Esc to interrupt\x1b[K\r⠙ Composing a tool call · Esc to interrupt\x1b[K\r\x1b[K🛠️  bash: ls\n\r⠙ Composing a tool call · Esc to interrupt\x1b[K"
         );
+        s.stop_spinner();
+        assert!(!s.spinning());
     }
 
     #[test]
@@ -423,13 +460,15 @@ pub mod tests {
             s.tick();
         }
         assert!(
-            out.text().ends_with("\r⠸ Thinking (2s)\x1b[K"),
+            out.text()
+                .ends_with("\r⠸ Thinking 2s · Esc to interrupt\x1b[K"),
             "{:?}",
             out.text()
         );
         s.set_status("Running bash");
         assert!(
-            out.text().ends_with("\r⠋ Running bash\x1b[K"),
+            out.text()
+                .ends_with("\r⠋ Running bash · Esc to interrupt\x1b[K"),
             "{:?}",
             out.text()
         );

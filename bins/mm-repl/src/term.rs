@@ -26,11 +26,15 @@ use crate::keys::Controls;
 use crate::screen::{Layout, Output, Screen, Target};
 use crate::style::Style;
 
-/// The question of `permissions: ask`.
-pub const PERMISSION_PROMPT: &str = "allow? [a]llow once, allow for the [s]ession, [r]eject ";
+/// The question of `permissions: ask`, with the keys that answer it.
+pub fn permission_prompt() -> String {
+    format!("allow? {} ", mm_ui::words::PERMISSION_KEYS)
+}
 
 /// Asked under a plan `exit_plan` presents: the permission keys.
-pub const PLAN_PROMPT: &str = "carry it out? [a] yes, asking first (ask), [s] yes, without asking (allow), [r] stay in plan mode ";
+pub fn plan_prompt() -> String {
+    format!("carry it out? {} ", mm_ui::words::PLAN_KEYS)
+}
 
 /// Whether the checklist is drawn with ASCII marks: the terminal may lack
 /// the glyphs (`TERM=dumb`) or the user asked for plain output (`NO_COLOR`).
@@ -144,7 +148,7 @@ pub fn diff_lines<'a>(info: &ToolInfo, preview: &'a [String], asked: bool) -> &'
 
 /// The dimmed lines after a turn: the recap line, which holds the non-zero
 /// counters alone (docs/design.md#notices), then the session's tokens and
-/// how full the model's window is (`in 4.1k · out 210 · 13% of 32k`) on a
+/// how full the model's window is (`context 13% of 32k · session in 4.1k · out 210`) on a
 /// line of their own; either is left out when it has nothing to say.
 pub fn after_turn_lines(counters: &Counters, tokens: Option<String>) -> Vec<String> {
     let recap = counters.recap();
@@ -175,6 +179,8 @@ struct State {
     reasons: HashMap<String, String>,
     /// The reason's prompt is on screen (after `r`).
     reason_open: bool,
+    /// Characters the model streamed this turn, for the status line.
+    turn_chars: usize,
 }
 
 /// Shows a rejection's reason as the key thread takes it.
@@ -187,6 +193,14 @@ fn reason_echo(state: Arc<Mutex<State>>) -> crate::keys::EchoFn {
         }
         let screen = &mut s.screen;
         match echo {
+            Echo::Queued(text) => {
+                let line = mm_ui::words::queued_line(&text);
+                screen.write_above_spinner(
+                    Target::Info,
+                    Style::Dim,
+                    &format!("{line} ({})\n", mm_ui::words::QUEUE_HINT),
+                );
+            }
             Echo::Start => {
                 screen.ensure_line_start(Target::Info);
                 screen.write_styled(Target::Info, Style::Yellow, REASON_PROMPT);
@@ -294,6 +308,7 @@ impl TermSink {
             live: HashMap::new(),
             reasons: HashMap::new(),
             reason_open: false,
+            turn_chars: 0,
         }));
         controls.set_echo(reason_echo(state.clone()));
         let stop = Arc::new(AtomicBool::new(false));
@@ -368,8 +383,12 @@ impl TermSink {
         let mut s = self.lock();
         let st = &mut *s;
         match event {
-            Event::Text { text } => st.answer_text(&text),
+            Event::Text { text } => {
+                st.count(&text);
+                st.answer_text(&text);
+            }
             Event::Reasoning { text } => {
+                st.count(&text);
                 if self.options.show_thinking {
                     st.reasoning_text(&text);
                 }
@@ -426,7 +445,7 @@ impl TermSink {
             } => {
                 // A session that has not spent a token has nothing to say.
                 st.tokens = (session.prompt + session.completion > 0)
-                    .then(|| session.line(context, window));
+                    .then(|| mm_ui::words::tokens_line(&session, context, window));
             }
             Event::Plan { items } => {
                 end_block(st);
@@ -445,6 +464,9 @@ impl TermSink {
                 outcome, counters, ..
             } => {
                 end_block(st);
+                st.screen.stop_spinner();
+                st.turn_chars = 0;
+                st.screen.set_tokens(0);
                 if outcome == TurnOutcome::Cancelled {
                     notice(&mut st.screen, mm_ui::CANCELLED_LINE);
                 }
@@ -463,6 +485,7 @@ impl TermSink {
             let mut s = self.lock();
             let st = &mut *s;
             end_block(st);
+            st.screen.stop_spinner();
             if !self.controls.can_ask() {
                 return PlanReview::Unavailable;
             }
@@ -471,7 +494,7 @@ impl TermSink {
             st.screen.ensure_line_start(Target::Info);
             let rx = self.controls.ask();
             st.screen
-                .write_styled(Target::Info, Style::Yellow, PLAN_PROMPT);
+                .write_styled(Target::Info, Style::Yellow, &plan_prompt());
             rx
         };
         let decision = rx.await.unwrap_or(Decision::Cancelled);
@@ -497,6 +520,7 @@ impl TermSink {
             let mut s = self.lock();
             let st = &mut *s;
             end_block(st);
+            st.screen.stop_spinner();
             if !self.controls.can_ask() {
                 notice(
                     &mut st.screen,
@@ -517,7 +541,7 @@ impl TermSink {
             // shows must answer it, not land in the next question.
             let rx = self.controls.ask();
             st.screen
-                .write_styled(Target::Info, Style::Yellow, PERMISSION_PROMPT);
+                .write_styled(Target::Info, Style::Yellow, &permission_prompt());
             rx
         };
         let decision = rx.await.unwrap_or(Decision::Cancelled);
@@ -565,8 +589,16 @@ fn write_reasoning(screen: &mut Screen, text: &str) {
 
 /// Write the rest of the answer being rendered.
 impl State {
-    /// A chunk of the answer: Markdown on a terminal, as it comes on a
-    /// pipe; a blank line first when reasoning came before it.
+    /// Count what the model wrote, for the status line's tokens.
+    fn count(&mut self, text: &str) {
+        self.turn_chars += text.chars().count();
+        self.screen
+            .set_tokens(mm_ui::words::estimate_tokens(self.turn_chars));
+    }
+
+    /// A chunk of the answer: Markdown on a terminal, line by line as it
+    /// comes; as it comes on a pipe; a blank line first when reasoning came
+    /// before it.
     fn answer_text(&mut self, text: &str) {
         if self.reasoning {
             self.reasoning = false;
@@ -575,6 +607,9 @@ impl State {
         }
         match &mut self.answer {
             Some(stream) => {
+                if !text.is_empty() {
+                    self.screen.set_status("Writing");
+                }
                 if stream.is_empty() {
                     // A new answer wraps at the terminal's width now: the
                     // user may have resized it since the last one.
@@ -689,7 +724,6 @@ fn terminal_width() -> usize {
 fn end_block(st: &mut State) {
     flush_answer(st);
     st.reasoning = false;
-    st.screen.stop_spinner();
     st.screen.ensure_line_start(Target::Answer);
     st.screen.ensure_line_start(Target::Info);
 }
@@ -950,7 +984,7 @@ mod tests {
         });
         assert_eq!(
             out.text(),
-            "┊ hmm\n\nLet me look.\n🛠️  bash: echo hi\n   hi\nIt says hi.\n⚙ 1 command(s)\nin 10 · out 3 · 0% of 32k\n"
+            "┊ hmm\n\nLet me look.\n🛠️  bash: echo hi\n   hi\nIt says hi.\n⚙ 1 command(s)\ncontext 0% of 32k · session in 10 · out 3\n"
         );
         assert_eq!(err.text(), "");
     }
@@ -965,9 +999,12 @@ mod tests {
             prompt: 5200,
             completion: 80,
             cached: 4800,
-        }
-        .line(5280, 32768);
-        assert_eq!(tokens, "in 5.2k (4.8k cached) · out 80 · 16% of 32k");
+        };
+        let tokens = mm_ui::words::tokens_line(&tokens, 5280, 32768);
+        assert_eq!(
+            tokens,
+            "context 16% of 32k · session in 5.2k (4.8k cached) · out 80"
+        );
         assert_eq!(
             after_turn_lines(&counters, Some(tokens.clone())),
             ["⚙ 2 command(s)  📝 1 file op(s)", tokens.as_str()]
@@ -1101,7 +1138,8 @@ mod tests {
         assert_eq!(
             out.text(),
             format!(
-                "   @@ -1 +1 @@\n   -one\n   +uno\n{PERMISSION_PROMPT}allowed for the session\n"
+                "   @@ -1 +1 @@\n   -one\n   +uno\n{}allowed for the session\n",
+                permission_prompt()
             )
         );
     }

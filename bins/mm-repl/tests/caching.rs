@@ -59,7 +59,9 @@ fn the_recap_line_says_the_session_tokens_and_the_cached_part() {
         assert_eq!(out.status.code(), Some(0), "{provider}: {stderr}");
         assert_eq!(text(&out.stdout), "It printed hi.\n", "{provider}");
         assert!(
-            stderr.contains("⚙ 1 command(s)\nin 2.1k (1k cached) · out 25 · 3% of 32k\n"),
+            stderr.contains(
+                "⚙ 1 command(s)\ncontext 3% of 32k · session in 2.1k (1k cached) · out 25\n"
+            ),
             "{provider}: {stderr}"
         );
     }
@@ -126,7 +128,10 @@ fn a_server_that_says_nothing_cached_gives_zero_and_no_mention() {
     );
     let out = w.run(&["-p", "hi"], None);
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("in 30 · out 2 · 0% of 32k\n"), "{stderr}");
+    assert!(
+        stderr.contains("context 0% of 32k · session in 30 · out 2\n"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("cached"), "{stderr}");
     let w = World::new(
         vec![Reply::stream(vec![

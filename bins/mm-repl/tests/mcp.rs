@@ -389,7 +389,7 @@ fn in_ask_mode_an_mcp_tool_asks_like_bash_and_slash_mcp_lists_the_server() {
         ],
         &format!("permissions: ask\n{}", time_server(&python, &mark)),
     );
-    let ask = "allow? [a]llow once, allow for the [s]ession, [r]eject";
+    let ask = "allow? [y/a/Enter] allow once · [s] allow for this session · [n/r] reject";
     let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
     expect(&mut s, PROMPT);
 

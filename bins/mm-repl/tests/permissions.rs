@@ -248,7 +248,7 @@ fn s_records_the_prefix_and_permissions_lists_it() {
         script,
         "permissions:\n  default: ask\n  deny: [\"bash(rm -rf *)\"]\n",
     );
-    let ask = "allow? [a]llow once, allow for the [s]ession, [r]eject";
+    let ask = "allow? [y/a/Enter] allow once · [s] allow for this session · [n/r] reject";
     let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
     expect(&mut s, PROMPT);
 

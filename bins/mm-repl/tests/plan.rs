@@ -329,7 +329,7 @@ fn a_plan_accepted_in_the_repl_switches_modes_and_the_model_carries_on() {
     let mut s = w.pty(&["--permissions", "plan"], &[("NO_COLOR", "1")]);
     expect(&mut s, "[plan] mm> ");
     type_line(&mut s, "do it");
-    let asked = expect(&mut s, "[r] stay in plan mode");
+    let asked = expect(&mut s, "[n/r] stay in plan mode");
     assert!(asked.contains("Touch done.txt"), "{asked}");
     s.send("s").unwrap();
     let turn = expect(&mut s, "Carried out.");

@@ -110,7 +110,7 @@ fn permission_prompt_answered_r_a_and_s() {
     let w = World::new(script, "permissions: ask\n");
     let file = w.cwd.join("a.txt");
     std::fs::write(&file, "one\ntwo\nthree\n").unwrap();
-    let ask = "allow? [a]llow once, allow for the [s]ession, [r]eject";
+    let ask = "allow? [y/a/Enter] allow once · [s] allow for this session · [n/r] reject";
     let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
     expect(&mut s, PROMPT);
 
@@ -151,6 +151,8 @@ fn permission_prompt_answered_r_a_and_s() {
 
     type_line(&mut s, "fourth edit");
     let turn = expect(&mut s, "No question this time.");
+    // The status line is drawn again under each line: not part of them.
+    let turn = strip_ansi(&without_spinner(&turn));
     assert!(
         !turn.contains("allow?"),
         "allowed for the session: no prompt: {turn:?}"
@@ -367,10 +369,10 @@ fn new_forgets_the_conversation_and_its_tokens() {
     type_line(&mut s, "remember the word apricot");
     expect(&mut s, "First answer.");
     // The session's tokens and how full the window is, after each turn.
-    expect(&mut s, "in 1.2k · out 40 · 3% of 32k");
+    expect(&mut s, "context 3% of 32k · session in 1.2k · out 40");
     expect(&mut s, PROMPT);
     type_line(&mut s, "and again");
-    expect(&mut s, "in 2.4k · out 80 · 3% of 32k");
+    expect(&mut s, "context 3% of 32k · session in 2.4k · out 80");
     expect(&mut s, PROMPT);
     type_line(&mut s, "/new");
     expect(&mut s, "new session");
@@ -378,7 +380,7 @@ fn new_forgets_the_conversation_and_its_tokens() {
     type_line(&mut s, "what was the word?");
     expect(&mut s, "Second answer.");
     // A new session counts from nothing.
-    expect(&mut s, "in 1.2k · out 40 · 3% of 32k");
+    expect(&mut s, "context 3% of 32k · session in 1.2k · out 40");
     expect(&mut s, PROMPT);
     quit(s);
     let chats = w.chats();
@@ -820,7 +822,7 @@ fn answers_render_markdown_wrapped_at_words() {
     let mut s = w.pty_sized(&[], &[("NO_COLOR", "1")], 40);
     expect(&mut s, PROMPT);
     type_line(&mut s, "overview please");
-    let shown = expect(&mut s, "fn main() {}");
+    let shown = strip_ansi(&without_spinner(&expect(&mut s, "fn main() {}")));
     expect(&mut s, PROMPT);
     quit(s);
     let lines: Vec<&str> = shown.lines().map(|l| l.trim_end_matches('\r')).collect();
@@ -857,7 +859,7 @@ fn answers_render_markdown_wrapped_at_words() {
 
 /// The paragraph of [`markdown_answer`] as the screen wrapped it.
 fn wrapped_paragraph(shown: &str) -> Vec<String> {
-    shown
+    strip_ansi(&without_spinner(shown))
         .lines()
         .map(|l| l.trim_end_matches('\r'))
         .skip_while(|l| !l.starts_with("This is tiny"))

@@ -29,8 +29,8 @@ use crate::view::{self, Scroll};
 pub const FRAME: Duration = Duration::from_millis(16);
 /// Spinner and clock tick while something runs.
 pub const TICK: Duration = Duration::from_millis(100);
-/// A second Ctrl-C within this quits.
-pub const QUIT_WINDOW: Duration = Duration::from_secs(3);
+/// A second Ctrl-C on an empty input within this quits.
+pub const QUIT_WINDOW: Duration = mm_ui::words::QUIT_WINDOW;
 
 /// Why the window stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -65,10 +65,12 @@ pub struct App {
     quit: bool,
     ctrl_c: Option<Instant>,
     clear: bool,
-    /// A line sent while the last turn was handing the agent back.
-    queued: Option<String>,
     /// The list a command opened (`/resume`, `/model`), while it is open.
     pick: Option<mm_agent::commands::Pick>,
+    /// The terminal has the focus (focus reporting; true until told).
+    focused: bool,
+    /// A permission question was up at the last look, for `notify`.
+    was_asking: bool,
 }
 
 impl App {
@@ -98,8 +100,9 @@ impl App {
             quit: false,
             ctrl_c: None,
             clear: false,
-            queued: None,
             pick: None,
+            focused: true,
+            was_asking: false,
         };
         if let Slot::Idle(agent) = &app.slot {
             if !agent.history().is_empty() {
@@ -108,6 +111,12 @@ impl App {
             show_tokens(agent, &app.shared);
         }
         app
+    }
+
+    /// Keep the input history in `path`, the file the REPL keeps its own
+    /// in: what was sent before (in either) comes back with Up and Ctrl-R.
+    pub fn use_history_file(&mut self, path: &std::path::Path) {
+        self.ui.history = crate::ui::History::load(path);
     }
 
     pub fn shared(&self) -> &Arc<Shared> {
@@ -180,9 +189,36 @@ impl App {
         Ok(())
     }
 
+    /// Tell a user who looks elsewhere (`notify`) that a turn ended or a
+    /// permission waits: the bell, or an OSC 9 desktop notice.
+    fn notify(&self, text: &str) {
+        use mm_agent::config::Notify;
+        use std::io::Write;
+        if self.focused {
+            return;
+        }
+        let osc9 = match self.config.notify {
+            Notify::Off => return,
+            Notify::Bell => false,
+            Notify::Osc9 => true,
+            Notify::Auto => mm_ui::words::shows_osc9(
+                std::env::var("TERM_PROGRAM").ok().as_deref(),
+                std::env::var("TERM").ok().as_deref(),
+            ),
+        };
+        let mut out = std::io::stdout();
+        let _ = out.write_all(mm_ui::words::notice_sequence(osc9, text).as_bytes());
+        let _ = out.flush();
+    }
+
     /// Draw one frame now.
     pub fn draw<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<(), AppError> {
         self.ui.now = Instant::now();
+        let asking = self.shared.lock().permission.is_some();
+        if asking && !self.was_asking {
+            self.notify(mm_ui::words::NOTICE_ASKING);
+        }
+        self.was_asking = asking;
         // The mode on the status bar: the agent's when idle (after /mode),
         // an accepted plan's during a turn.
         match &self.slot {
@@ -206,7 +242,7 @@ impl App {
 
     /// Cancel a running turn and wait (bounded) for the agent to come back.
     async fn shutdown(&mut self) {
-        self.queued = None;
+        self.ui.queued.clear();
         if let Slot::Busy { cancel, .. } = &self.slot {
             cancel.cancel();
             if let Ok(agent) =
@@ -263,7 +299,17 @@ impl App {
         if let Some(outcome) = outcome {
             self.show(outcome);
         }
-        if let Some(text) = self.queued.take() {
+        self.send_queued();
+        if !self.busy() {
+            self.notify(mm_ui::words::NOTICE_DONE);
+        }
+    }
+
+    /// Send what was queued during the turn, in order, while nothing runs
+    /// (a command that needs no turn leaves the next one free to go).
+    fn send_queued(&mut self) {
+        while !self.busy() && !self.quit && !self.ui.queued.is_empty() {
+            let text = self.ui.queued.remove(0);
             self.dispatch(text);
         }
     }
@@ -276,6 +322,8 @@ impl App {
                 self.act(action);
             }
             TermEvent::Mouse(m) => self.act(keymap::mouse(m)),
+            TermEvent::FocusGained => self.focused = true,
+            TermEvent::FocusLost => self.focused = false,
             TermEvent::Paste(text) => {
                 self.ui
                     .input
@@ -292,6 +340,8 @@ impl App {
             Mode::Reason
         } else if t.permission.is_some() {
             Mode::Permission
+        } else if self.ui.search.is_some() {
+            Mode::Search
         } else if self.ui.popup.is_some() {
             Mode::Popup
         } else {
@@ -383,7 +433,85 @@ impl App {
                 }
             }),
             Action::ReasonKey(key) => self.reason_key(key),
+            Action::PromptScroll(n) => {
+                self.ui.prompt_scroll = if n < 0 {
+                    self.ui
+                        .prompt_scroll
+                        .saturating_sub(n.unsigned_abs() as usize)
+                } else {
+                    self.ui.prompt_scroll.saturating_add(n as usize)
+                };
+            }
             Action::Redraw => self.clear = true,
+            Action::SearchHistory => self.search_history(),
+            Action::SearchKey(key) => self.search_key(key),
+            Action::SearchAccept => self.end_search(true),
+        }
+        if let Some(s) = &self.ui.search {
+            self.ui.hint = Some(match s.found {
+                Some(_) => format!(
+                    "history search: {} (Ctrl-R older · Enter take · Esc back)",
+                    s.query
+                ),
+                None if s.query.is_empty() => {
+                    "history search: type to search (Ctrl-R older · Esc back)".to_string()
+                }
+                None => format!("history search: no match for {}", s.query),
+            });
+        }
+    }
+
+    /// Ctrl-R: start searching the history, or find an older match.
+    fn search_history(&mut self) {
+        match &mut self.ui.search {
+            None => {
+                self.ui.search = Some(crate::ui::Search {
+                    draft: self.ui.text(),
+                    ..Default::default()
+                });
+            }
+            Some(s) => {
+                if let Some(i) = self.ui.history.search(&s.query, s.found) {
+                    s.found = Some(i);
+                }
+            }
+        }
+        self.show_search();
+    }
+
+    /// A key typed into the search: the newest entry holding the query.
+    fn search_key(&mut self, key: KeyEvent) {
+        if let Some(s) = &mut self.ui.search {
+            match key.code {
+                KeyCode::Backspace => {
+                    s.query.pop();
+                }
+                KeyCode::Char(c) => s.query.push(c),
+                _ => {}
+            }
+            s.found = self.ui.history.search(&s.query, None);
+        }
+        self.show_search();
+    }
+
+    /// Show the match (or the draft) in the input.
+    fn show_search(&mut self) {
+        let Some(s) = &self.ui.search else { return };
+        let text = match s.found {
+            Some(i) => self.ui.history.items().get(i).cloned().unwrap_or_default(),
+            None => s.draft.clone(),
+        };
+        self.ui.set_text(&text);
+    }
+
+    /// Leave the search: with the match in the input (`take`), or the
+    /// input as it was.
+    fn end_search(&mut self, take: bool) {
+        if let Some(s) = self.ui.search.take() {
+            if !take || s.found.is_none() {
+                self.ui.set_text(&s.draft);
+            }
+            self.ui.hint = None;
         }
     }
 
@@ -405,26 +533,56 @@ impl App {
     }
 
     fn cancel(&mut self) {
-        if let Some(p) = self.ui.popup.take() {
+        if self.ui.search.is_some() {
+            self.end_search(false);
+        } else if let Some(p) = self.ui.popup.take() {
             if p.kind == Kind::Pick {
                 self.pick = None;
                 self.ui.take_text();
             }
-        } else if let Slot::Busy { cancel, .. } = &self.slot {
-            cancel.cancel();
-            self.shared.answer(Decision::Cancelled);
+        } else if self.busy() {
+            self.stop_turn();
         } else {
             self.ui.selected = None;
         }
     }
 
-    /// Ctrl-C: the second within [`QUIT_WINDOW`] quits.
+    /// Stop the running turn (and its question); what was queued comes
+    /// back into the input, before the draft, to send again or edit.
+    fn stop_turn(&mut self) {
+        if let Slot::Busy { cancel, .. } = &self.slot {
+            cancel.cancel();
+            self.shared.answer(Decision::Cancelled);
+        }
+        if !self.ui.queued.is_empty() {
+            let n = self.ui.queued.len();
+            let mut back = std::mem::take(&mut self.ui.queued);
+            let draft = self.ui.text();
+            if !draft.trim().is_empty() {
+                back.push(draft);
+            }
+            self.ui.set_text(&back.join("\n"));
+            self.notice(mm_ui::words::unqueued_line(n));
+        }
+    }
+
+    /// Ctrl-C: stop a running turn; else clear the draft; on an empty
+    /// input, the second within [`QUIT_WINDOW`] quits.
     fn interrupt(&mut self) {
-        if self.ctrl_c.is_some_and(|at| at.elapsed() <= QUIT_WINDOW) {
+        // A turn whose end is in (its task still handing the agent back)
+        // is over for the user: the key goes to the input.
+        if self.busy() && self.shared.lock().is_busy() {
+            self.ctrl_c = None;
+            self.stop_turn();
+        } else if !self.ui.text().is_empty() || self.ui.popup.is_some() {
+            self.ctrl_c = None;
+            self.ui.popup = None;
+            self.ui.take_text();
+        } else if self.ctrl_c.is_some_and(|at| at.elapsed() <= QUIT_WINDOW) {
             self.quit = true;
         } else {
             self.ctrl_c = Some(Instant::now());
-            self.ui.hint = Some("Press Ctrl-C again to quit".into());
+            self.ui.hint = Some(mm_ui::words::QUIT_HINT.into());
         }
     }
 
@@ -480,8 +638,39 @@ impl App {
         self.ui.scroll = view::down(&t, &mut self.ui.cache, &look, rows, self.ui.scroll, n);
     }
 
+    /// A key for the input box: readline's keys first (the box's own
+    /// bindings differ: its Ctrl-U undoes, its Ctrl-R redoes).
     fn edit(&mut self, key: KeyEvent) {
-        self.ui.input.input(key);
+        use ratatui_textarea::CursorMove;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let input = &mut self.ui.input;
+        match key.code {
+            KeyCode::Char('a') if ctrl => input.move_cursor(CursorMove::Head),
+            KeyCode::Char('e') if ctrl => input.move_cursor(CursorMove::End),
+            KeyCode::Char('b') if ctrl => input.move_cursor(CursorMove::Back),
+            KeyCode::Char('f') if ctrl => input.move_cursor(CursorMove::Forward),
+            KeyCode::Char('b') if alt => input.move_cursor(CursorMove::WordBack),
+            KeyCode::Char('f') if alt => input.move_cursor(CursorMove::WordForward),
+            KeyCode::Char('u') if ctrl => {
+                input.delete_line_by_head();
+            }
+            KeyCode::Char('k') if ctrl => {
+                input.delete_line_by_end();
+            }
+            KeyCode::Char('w') if ctrl => {
+                input.delete_word();
+            }
+            KeyCode::Char('y') if ctrl => {
+                input.paste();
+            }
+            KeyCode::Char('_' | '7') if ctrl => {
+                input.undo();
+            }
+            _ => {
+                input.input(key);
+            }
+        }
         self.refresh_popup();
     }
 
@@ -584,20 +773,15 @@ impl App {
             self.commands.parse(&text, Front::Window),
             Parsed::Command { command, .. } if !command.needs_agent()
         );
-        // The turn has ended (its TurnEnd is in) but its task has not given
-        // the agent back yet: the line goes as soon as it does.
-        let ending = self.busy() && !self.shared.lock().is_busy();
-        if self.busy() && !works_while_busy && !ending {
-            self.ui.hint = Some("A turn is running: Esc cancels it".into());
-            return;
-        }
         self.ui.take_text();
         self.ui.history.push(&text);
         self.ui.popup = None;
         self.ui.selected = None;
         self.ui.scroll = Scroll::Bottom;
-        if ending {
-            self.queued = Some(text);
+        // While a turn runs (or hands the agent back) the line waits its
+        // turn, shown above the input.
+        if self.busy() && !works_while_busy {
+            self.ui.queued.push(text);
             return;
         }
         self.dispatch(text);
@@ -653,7 +837,11 @@ impl App {
             return self.show(outcome);
         }
         if self.busy() {
-            self.ui.hint = Some("A turn is running: Esc cancels it".into());
+            self.ui.queued.push(
+                format!("/{} {argument}", command.name())
+                    .trim_end()
+                    .to_string(),
+            );
             return;
         }
         let Slot::Idle(agent) = &mut self.slot else {
@@ -702,7 +890,7 @@ impl App {
             }
             Outcome::Ask(question) => {
                 if self.busy() {
-                    self.queued = Some(question);
+                    self.ui.queued.insert(0, question);
                 } else {
                     self.ask(question);
                 }
@@ -746,12 +934,15 @@ impl App {
 /// hides none of it.
 pub fn start_notice(agent: &Agent) -> String {
     let mut lines = agent.banner();
-    lines.push("/help lists the commands · Esc stops a turn · Ctrl-C twice quits".to_string());
+    lines.push(format!(
+        "/help lists the commands · {}",
+        mm_ui::words::INTERRUPT_KEYS
+    ));
     lines.join("\n")
 }
 
 /// Keys, for `/help` (the full table is in keymap.rs).
-pub const KEYS_HELP: &str = "Enter send · Alt-Enter or \\ then Enter new line · Up/Down history · PgUp/PgDn scroll · Tab select a tool call or thinking, Enter/Ctrl-O unfold · Shift-Tab next mode (allow, ask, plan) · Esc cancel · @ then Tab complete a path · Ctrl-C twice or Ctrl-D on an empty input quit";
+pub const KEYS_HELP: &str = "Enter send (during a turn: queue) · Alt-Enter or \\ then Enter new line · Up/Down history · PgUp/PgDn scroll · Tab select a tool call or thinking, Enter/Ctrl-O unfold · Shift-Tab next mode (allow, ask, plan) · @ then Tab complete a path · Esc or Ctrl-C stop a turn · Ctrl-C clears the line · Ctrl-D or Ctrl-C twice on an empty input quit";
 
 /// Wait for the turn's task; only called while busy.
 async fn wait(slot: &mut Slot) -> Result<Finished, tokio::task::JoinError> {
@@ -962,20 +1153,78 @@ mod tests {
     }
 
     #[test]
-    fn ctrl_c_twice_quits_and_once_only_warns() {
+    fn ctrl_c_clears_a_draft_and_twice_on_an_empty_input_quits() {
         let dir = tempfile::tempdir().unwrap();
         let mut app = app(dir.path());
         let ctrl_c = TermEvent::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
         app.on_event(ctrl_c.clone());
         assert!(!app.quit);
         assert_eq!(app.ui.hint.as_deref(), Some("Press Ctrl-C again to quit"));
-        // Another key disarms it.
+        // Another key disarms it; Ctrl-C on the draft clears it.
         typed(&mut app, "x");
         assert!(app.ui.hint.is_none());
         app.on_event(ctrl_c.clone());
         assert!(!app.quit);
+        assert_eq!(app.ui.text(), "");
+        assert!(app.ui.hint.is_none(), "clearing a draft does not arm");
+        app.on_event(ctrl_c.clone());
+        assert!(!app.quit);
         app.on_event(ctrl_c);
         assert!(app.quit);
+    }
+
+    fn ctrl(app: &mut App, c: char) {
+        app.on_event(TermEvent::Key(KeyEvent::new(
+            KeyCode::Char(c),
+            KeyModifiers::CONTROL,
+        )));
+    }
+
+    #[test]
+    fn readline_keys_edit_the_input_and_ctrl_r_searches_the_shared_history() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("data/mm/repl_history");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        // What a REPL left, in its file's format.
+        std::fs::write(&file, "#V2\nfirst question\nlist the files\n").unwrap();
+        let mut app = app(dir.path());
+        app.use_history_file(&file);
+        typed(&mut app, "hello big world");
+        ctrl(&mut app, 'w');
+        assert_eq!(app.ui.text(), "hello big ");
+        ctrl(&mut app, 'a');
+        ctrl(&mut app, 'k');
+        assert_eq!(app.ui.text(), "");
+        ctrl(&mut app, 'y');
+        assert_eq!(app.ui.text(), "hello big ", "Ctrl-Y yanks it back");
+        ctrl(&mut app, 'u');
+        assert_eq!(app.ui.text(), "", "Ctrl-U kills the line");
+        // Ctrl-R, a few letters: the newest entry that holds them.
+        typed(&mut app, "draft");
+        ctrl(&mut app, 'r');
+        typed(&mut app, "s");
+        assert_eq!(app.ui.text(), "list the files");
+        ctrl(&mut app, 'r');
+        assert_eq!(app.ui.text(), "first question", "older match");
+        assert!(
+            app.ui
+                .hint
+                .as_deref()
+                .unwrap()
+                .starts_with("history search: s")
+        );
+        key(&mut app, KeyCode::Esc);
+        assert_eq!(app.ui.text(), "draft", "Esc goes back to the draft");
+        ctrl(&mut app, 'r');
+        typed(&mut app, "first");
+        key(&mut app, KeyCode::Enter);
+        assert_eq!(app.ui.text(), "first question");
+        assert!(app.ui.search.is_none());
+        // What is sent goes to the shared file.
+        app.ui.set_text("/help");
+        key(&mut app, KeyCode::Enter);
+        let saved = std::fs::read_to_string(&file).unwrap();
+        assert!(saved.ends_with("list the files\n/help\n"), "{saved:?}");
     }
 
     #[test]

@@ -12,17 +12,26 @@
 //! | Tab | complete the `@path` under the cursor; otherwise select the previous foldable entry (tool call, thinking) |
 //! | Shift-Tab | the next mode, allow → ask → plan (between turns); with an entry selected, select the next foldable entry |
 //! | Ctrl-O | fold/unfold the selected entry (the last one when none is selected) |
-//! | Escape | cancel the running turn; else close the popup / drop the selection |
+//! | Escape | close the popup; else stop the running turn (queued messages go back to the input); else drop the selection |
+//! | Ctrl-C | stop the running turn; else clear the draft; on an empty input twice: quit |
 //! | `/` on an empty input | open the command picker (Up/Down choose, Enter/Tab take, Escape closes) |
-//! | a / s / r | answer a permission prompt: allow once, allow for the session, reject (then a reason for the model, and Enter) |
-//! | Ctrl-C twice; Ctrl-D on an empty input | quit |
+//! | y / a / Enter, s, n / r | answer a permission prompt: allow once, allow for the session, reject (then a reason for the model, and Enter) |
+//! | PageUp / PageDown, Up / Down at a permission prompt | scroll the change inside the prompt |
+//! | Ctrl-D on an empty input | quit |
 //! | Ctrl-L | redraw the whole screen |
+//! | Ctrl-A / Ctrl-E, Ctrl-B / Ctrl-F, Alt-B / Alt-F | start / end of the line, a character, a word back / on |
+//! | Ctrl-U / Ctrl-K / Ctrl-W, Ctrl-Y | kill to the start / the end of the line / the word before, yank it back |
+//! | Ctrl-R | search the history (again: older; Enter takes it, Esc goes back) |
+//! | Ctrl-_ | undo an edit |
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use mm_ui::Decision;
 
 /// Rows one wheel step scrolls.
 pub const WHEEL_ROWS: usize = 3;
+
+/// Rows PageUp/PageDown scroll a change inside the permission prompt.
+pub const PROMPT_PAGE: i32 = 10;
 
 /// What the window is doing, as far as keys care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +43,8 @@ pub enum Mode {
     Permission,
     /// After `r`: the reason for the model is typed; Enter rejects.
     Reason,
+    /// Ctrl-R: typed keys search the history.
+    Search,
 }
 
 /// The state a key's meaning depends on.
@@ -91,6 +102,15 @@ pub enum Action {
     StartReason,
     /// A key for the reason being typed.
     ReasonKey(KeyEvent),
+    /// Scroll the change shown in the permission prompt by rows (up when
+    /// negative).
+    PromptScroll(i32),
+    /// Ctrl-R: search the history (again: an older match).
+    SearchHistory,
+    /// A key while searching: it edits the query.
+    SearchKey(KeyEvent),
+    /// Enter while searching: take the match into the input.
+    SearchAccept,
     Redraw,
     Nothing,
 }
@@ -104,9 +124,12 @@ pub fn key(key: KeyEvent, ctx: &Context) -> Action {
     let alt = key.modifiers.contains(KeyModifiers::ALT);
     let shift = key.modifiers.contains(KeyModifiers::SHIFT);
     // Keys that mean the same in every mode.
+    let asking = matches!(ctx.mode, Mode::Permission | Mode::Reason);
     match key.code {
         KeyCode::Char('c') if ctrl => return Action::Interrupt,
         KeyCode::Char('l') if ctrl => return Action::Redraw,
+        KeyCode::PageUp if asking => return Action::PromptScroll(-PROMPT_PAGE),
+        KeyCode::PageDown if asking => return Action::PromptScroll(PROMPT_PAGE),
         KeyCode::PageUp => return Action::PageUp,
         KeyCode::PageDown => return Action::PageDown,
         KeyCode::Home if ctrl => return Action::Top,
@@ -115,11 +138,14 @@ pub fn key(key: KeyEvent, ctx: &Context) -> Action {
     }
     match ctx.mode {
         Mode::Permission => match key.code {
-            KeyCode::Char('a' | 'A' | 'y' | 'Y') if !ctrl && !alt => {
-                Action::Decide(Decision::AllowOnce)
-            }
-            KeyCode::Char('s' | 'S') if !ctrl && !alt => Action::Decide(Decision::AllowAlways),
-            KeyCode::Char('r' | 'R' | 'n' | 'N') if !ctrl && !alt => Action::StartReason,
+            KeyCode::Enter if !alt && !shift => Action::Decide(Decision::AllowOnce),
+            KeyCode::Char(c) if !ctrl && !alt => match mm_ui::words::permission_key(c) {
+                Some(Decision::Reject) => Action::StartReason,
+                Some(d) => Action::Decide(d),
+                None => Action::Nothing,
+            },
+            KeyCode::Up => Action::PromptScroll(-1),
+            KeyCode::Down => Action::PromptScroll(1),
             KeyCode::Esc => Action::Cancel,
             _ => Action::Nothing,
         },
@@ -127,6 +153,15 @@ pub fn key(key: KeyEvent, ctx: &Context) -> Action {
             KeyCode::Enter => Action::Decide(Decision::Reject),
             KeyCode::Esc => Action::Cancel,
             _ => Action::ReasonKey(key),
+        },
+        Mode::Search => match key.code {
+            KeyCode::Char('r') if ctrl => Action::SearchHistory,
+            KeyCode::Char('g') if ctrl => Action::Cancel,
+            KeyCode::Esc => Action::Cancel,
+            KeyCode::Enter => Action::SearchAccept,
+            KeyCode::Char(_) if !ctrl && !alt => Action::SearchKey(key),
+            KeyCode::Backspace => Action::SearchKey(key),
+            _ => Action::SearchAccept,
         },
         Mode::Popup => match key.code {
             KeyCode::Up => Action::PopupUp,
@@ -156,6 +191,7 @@ fn normal(key: KeyEvent, ctx: &Context, ctrl: bool, alt: bool, shift: bool) -> A
         KeyCode::BackTab if ctx.has_selection => Action::SelectNext,
         KeyCode::BackTab => Action::CycleMode,
         KeyCode::Char('o') if ctrl => Action::Toggle,
+        KeyCode::Char('r') if ctrl => Action::SearchHistory,
         KeyCode::Char('/') if ctx.input_empty && !ctrl && !alt => Action::OpenPicker(key),
         _ => Action::Edit(key),
     }
@@ -211,7 +247,7 @@ mod tests {
     }
 
     #[test]
-    fn the_prompt_takes_a_s_r_and_nothing_else() {
+    fn the_prompt_takes_y_n_enter_a_s_r_and_pages_its_change() {
         let c = ctx(Mode::Permission);
         assert_eq!(
             key(k(KeyCode::Char('a')), &c),
@@ -231,14 +267,25 @@ mod tests {
         assert_eq!(key(k(KeyCode::Enter), &r), Action::Decide(Decision::Reject));
         assert_eq!(key(k(KeyCode::Esc), &r), Action::Cancel);
         assert_eq!(key(k(KeyCode::Char('x')), &c), Action::Nothing);
+        // y / n / Enter as well.
         assert_eq!(
             key(k(KeyCode::Enter), &c),
-            Action::Nothing,
-            "Enter must not answer by accident"
+            Action::Decide(Decision::AllowOnce)
         );
+        assert_eq!(
+            key(k(KeyCode::Char('y')), &c),
+            Action::Decide(Decision::AllowOnce)
+        );
+        assert_eq!(key(k(KeyCode::Char('n')), &c), Action::StartReason);
         assert_eq!(key(k(KeyCode::Esc), &c), Action::Cancel);
         assert_eq!(key(ctrl('c'), &c), Action::Interrupt);
-        assert_eq!(key(k(KeyCode::PageUp), &c), Action::PageUp);
+        // Paging scrolls the change inside the prompt.
+        assert_eq!(
+            key(k(KeyCode::PageDown), &c),
+            Action::PromptScroll(PROMPT_PAGE)
+        );
+        assert_eq!(key(k(KeyCode::Up), &c), Action::PromptScroll(-1));
+        assert_eq!(key(k(KeyCode::PageUp), &ctx(Mode::Normal)), Action::PageUp);
     }
 
     #[test]

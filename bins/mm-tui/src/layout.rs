@@ -9,6 +9,8 @@ pub struct Areas {
     pub transcript: Rect,
     /// The model's checklist, while a turn runs and it keeps one.
     pub plan: Option<Rect>,
+    /// Messages queued while a turn runs.
+    pub queue: Option<Rect>,
     /// The permission prompt, when one is up.
     pub prompt: Option<Rect>,
     /// The command picker or the path completions.
@@ -30,6 +32,8 @@ pub struct Wants {
     pub popup: u16,
     /// Rows of the checklist (0: none).
     pub plan: u16,
+    /// Rows of the queue (0: none).
+    pub queue: u16,
 }
 
 /// Most rows the input box takes before it scrolls.
@@ -60,6 +64,7 @@ pub fn layout(area: Rect, wants: Wants) -> Areas {
         0
     };
     let more_input = take(wants.input.clamp(1, MAX_INPUT_ROWS) - 1);
+    let queue = take(wants.queue);
     // The checklist has a border row above; it gives way to the rest.
     let plan = if wants.plan > 0 {
         take(wants.plan + 1)
@@ -77,6 +82,7 @@ pub fn layout(area: Rect, wants: Wants) -> Areas {
     };
     let transcript = next(transcript);
     let plan = (plan > 0).then(|| next(plan));
+    let queue = (queue > 0).then(|| next(queue));
     let prompt = (prompt > 0).then(|| next(prompt));
     let popup = (popup > 0).then(|| next(popup));
     let rule = next(rule);
@@ -85,6 +91,7 @@ pub fn layout(area: Rect, wants: Wants) -> Areas {
     Areas {
         transcript,
         plan,
+        queue,
         prompt,
         popup,
         rule,
@@ -107,6 +114,7 @@ mod tests {
                 prompt: 4,
                 popup: 5,
                 plan: 0,
+                queue: 0,
             },
         );
         assert_eq!(a.status, Rect::new(0, 23, 80, 1));
@@ -126,6 +134,7 @@ mod tests {
                 prompt: 3,
                 popup: 0,
                 plan: 0,
+                queue: 0,
             },
         );
         assert_eq!(a.status.height, 1);

@@ -45,11 +45,12 @@ fn main() -> ExitCode {
         let cli::Prepared { agent, demo, .. } = prepared;
         tracing::info!(model = %agent.model(), cwd = %agent.cwd().display(), "starting");
         terminal::install_panic_hook(stop_tools);
-        let mut term = match terminal::enter() {
+        let mut term = match terminal::enter(agent.config().mouse) {
             Ok(t) => t,
             Err(e) => return cli::fail(StartError::Front(format!("cannot open the window: {e}"))),
         };
         let mut app = App::new(agent);
+        app.use_history_file(&mm_config::data_dir().join(mm_ui::words::HISTORY_FILE));
         // `--resume` without an id: the list of sessions opens first.
         if cli.flags.session.resume_from_list() {
             app.type_line("/resume");

@@ -27,7 +27,18 @@ fn dim() -> Style {
 /// Draw one frame.
 pub fn draw(frame: &mut Frame, t: &Transcript, ui: &mut Ui) {
     let area = frame.area();
-    let prompt_rows = prompt_lines(t, area.width).len() as u16;
+    // A new question shows its change from the top.
+    let asking = t.permission.as_ref().map(|p| p.id.clone());
+    if asking != ui.prompt_for {
+        ui.prompt_for = asking;
+        ui.prompt_scroll = 0;
+    }
+    if let Some(diff) = t.permission.as_ref().and_then(|p| p.diff.as_ref()) {
+        let last = diff.lines().count().saturating_sub(PROMPT_DIFF_ROWS);
+        ui.prompt_scroll = ui.prompt_scroll.min(last);
+    }
+    let prompt_rows = prompt_lines(t, area.width, ui.prompt_scroll).len() as u16;
+    let queue_rows = queue_lines(ui, area.width).len() as u16;
     let popup_rows = ui
         .popup
         .as_ref()
@@ -39,6 +50,7 @@ pub fn draw(frame: &mut Frame, t: &Transcript, ui: &mut Ui) {
             prompt: prompt_rows,
             popup: popup_rows,
             plan: plan_rows(t),
+            queue: queue_rows,
         },
     );
     ui.width = areas.transcript.width;
@@ -47,8 +59,11 @@ pub fn draw(frame: &mut Frame, t: &Transcript, ui: &mut Ui) {
     if let Some(r) = areas.plan {
         plan(frame, t, r);
     }
+    if let Some(r) = areas.queue {
+        frame.render_widget(Paragraph::new(queue_lines(ui, r.width)), r);
+    }
     if let Some(r) = areas.prompt {
-        prompt(frame, t, r);
+        prompt(frame, t, r, ui.prompt_scroll);
     }
     if let Some(r) = areas.popup {
         popup(frame, ui, r);
@@ -102,8 +117,42 @@ fn transcript(frame: &mut Frame, t: &Transcript, ui: &mut Ui, area: Rect) {
     frame.render_widget(Paragraph::new(rows), area);
 }
 
-/// The permission prompt's rows (empty when nothing is asked).
-pub fn prompt_lines(t: &Transcript, width: u16) -> Vec<Line<'static>> {
+/// Most rows of the queue above the input.
+pub const QUEUE_ROWS: usize = 4;
+
+/// The messages waiting for the turn to end, then what happens to them.
+pub fn queue_lines(ui: &Ui, width: u16) -> Vec<Line<'static>> {
+    if ui.queued.is_empty() {
+        return Vec::new();
+    }
+    let width = usize::from(width);
+    let mut lines: Vec<Line<'static>> = ui
+        .queued
+        .iter()
+        .take(QUEUE_ROWS)
+        .map(|q| {
+            Line::from(Span::styled(
+                wrap::truncate(&wrap::one_line(&mm_ui::words::queued_line(q)), width),
+                Style::default().add_modifier(Modifier::ITALIC),
+            ))
+        })
+        .collect();
+    if ui.queued.len() > QUEUE_ROWS {
+        lines.push(Line::from(Span::styled(
+            mm_ui::fold::more_lines(ui.queued.len() - QUEUE_ROWS),
+            dim(),
+        )));
+    }
+    lines.push(Line::from(Span::styled(
+        wrap::truncate(mm_ui::words::QUEUE_HINT, width),
+        dim(),
+    )));
+    lines
+}
+
+/// The permission prompt's rows (empty when nothing is asked), its change
+/// shown from row `scroll`.
+pub fn prompt_lines(t: &Transcript, width: u16, scroll: usize) -> Vec<Line<'static>> {
     let Some(p) = &t.permission else {
         return Vec::new();
     };
@@ -127,7 +176,8 @@ pub fn prompt_lines(t: &Transcript, width: u16) -> Vec<Line<'static>> {
     if let Some(diff) = &p.diff {
         let diff = wrap::sanitize(diff);
         let all: Vec<&str> = diff.lines().collect();
-        for l in all.iter().take(PROMPT_DIFF_ROWS) {
+        let first = scroll.min(all.len().saturating_sub(PROMPT_DIFF_ROWS));
+        for l in all.iter().skip(first).take(PROMPT_DIFF_ROWS) {
             let style = if l.starts_with('+') {
                 Style::default().fg(Color::Green)
             } else if l.starts_with('-') {
@@ -138,10 +188,18 @@ pub fn prompt_lines(t: &Transcript, width: u16) -> Vec<Line<'static>> {
             lines.push(Line::from(Span::styled(wrap::truncate(l, inner), style)));
         }
         if all.len() > PROMPT_DIFF_ROWS {
-            lines.push(Line::from(Span::styled(
-                mm_ui::fold::more_lines(all.len() - PROMPT_DIFF_ROWS),
-                dim(),
-            )));
+            let last = (first + PROMPT_DIFF_ROWS).min(all.len());
+            let below = all.len() - last;
+            let text = if first == 0 {
+                format!("{} · PgDn reads on", mm_ui::fold::more_lines(below))
+            } else {
+                format!(
+                    "lines {}–{last} of {} · PgUp/PgDn scroll",
+                    first + 1,
+                    all.len()
+                )
+            };
+            lines.push(Line::from(Span::styled(text, dim())));
         }
     }
     let key = |k: &'static str| {
@@ -162,24 +220,36 @@ pub fn prompt_lines(t: &Transcript, width: u16) -> Vec<Line<'static>> {
             ]);
             lines.extend(wrap::wrap(&head, inner, 2, wrap::Mode::Glyph));
         }
-        None if p.plan => lines.push(Line::from(vec![
-            key("[a]"),
-            Span::raw(" yes, asking first   "),
-            key("[s]"),
-            Span::raw(" yes, without asking   "),
-            key("[r]"),
-            Span::raw(" stay in plan mode"),
-        ])),
-        None => lines.push(Line::from(vec![
-            key("[a]"),
-            Span::raw(" allow once   "),
-            key("[s]"),
-            Span::raw(" allow for this session   "),
-            key("[r]"),
-            Span::raw(" reject"),
-        ])),
+        None => {
+            let words = if p.plan {
+                mm_ui::words::PLAN_KEYS
+            } else {
+                mm_ui::words::PERMISSION_KEYS
+            };
+            lines.push(keys_line(words, key));
+        }
     }
     lines
+}
+
+/// `[y/a/Enter] allow once · …` with each bracketed key highlighted.
+fn keys_line(words: &'static str, key: impl Fn(&'static str) -> Span<'static>) -> Line<'static> {
+    let mut spans = Vec::new();
+    let mut rest = words;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']').map(|c| open + c + 1) else {
+            break;
+        };
+        if open > 0 {
+            spans.push(Span::raw(&rest[..open]));
+        }
+        spans.push(key(&rest[open..close]));
+        rest = &rest[close..];
+    }
+    if !rest.is_empty() {
+        spans.push(Span::raw(rest));
+    }
+    Line::from(spans)
 }
 
 /// Most rows of the checklist panel.
@@ -228,14 +298,14 @@ fn plan(frame: &mut Frame, t: &Transcript, area: Rect) {
     frame.render_widget(Paragraph::new(rows), inner);
 }
 
-fn prompt(frame: &mut Frame, t: &Transcript, area: Rect) {
+fn prompt(frame: &mut Frame, t: &Transcript, area: Rect, scroll: usize) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(Style::default().fg(Color::Yellow))
         .title(" permission ");
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    frame.render_widget(Paragraph::new(prompt_lines(t, area.width)), inner);
+    frame.render_widget(Paragraph::new(prompt_lines(t, area.width, scroll)), inner);
 }
 
 fn popup(frame: &mut Frame, ui: &Ui, area: Rect) {
@@ -307,7 +377,8 @@ fn rule(frame: &mut Frame, t: &Transcript, ui: &Ui, area: Rect) {
         let frame_glyph = mm_ui::spinner::FRAMES[(ui.tick % 10) as usize];
         let secs = ui.now.saturating_duration_since(since).as_secs();
         let label = wrap::one_line(t.status.as_deref().unwrap_or("Working"));
-        let text = format!("─ {frame_glyph} {label} ({secs}s) · Esc cancels ");
+        let line = mm_ui::words::status_line(&label, secs, t.turn_tokens());
+        let text = format!("─ {frame_glyph} {line} ");
         used += wrap::width(&text);
         spans.push(Span::styled(
             wrap::truncate(&text, width),
@@ -333,7 +404,7 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
     } else if t.permission.as_ref().is_some_and(|p| p.reason.is_some()) {
         "rejecting: type why, Enter".to_string()
     } else if t.permission.is_some() {
-        "permission: a / s / r".to_string()
+        "permission: y/s/n · PgDn".to_string()
     } else {
         String::new()
     };
@@ -345,12 +416,16 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
     };
     // What does not fit goes first: the folder, mm's version, then the
     // model's length; the tokens stay.
-    let tokens = t.tokens.line(t.context.0, t.context.1);
+    let tokens = mm_ui::words::tokens_line(&t.tokens, t.context.0, t.context.1);
     let tail = format!(" · {tokens} · mm {} ", ui.version);
     let tail = if wrap::width(&left) + wrap::width(&tail) + 12 <= width {
         tail
-    } else {
+    } else if wrap::width(&left) + wrap::width(&tokens) + 3 <= width {
         format!(" · {tokens} ")
+    } else {
+        // Short of room, the labels go before the numbers do.
+        let short = tokens.replace("context ", "").replace("session ", "");
+        format!(" · {short} ")
     };
     let model = format!(" {}", wrap::one_line(&ui.model));
     let fixed = wrap::width(&left) + wrap::width(&model) + wrap::width(&tail);

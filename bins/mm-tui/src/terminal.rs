@@ -18,18 +18,24 @@ use ratatui::backend::CrosstermBackend;
 /// Set while the window owns the terminal.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
-/// Enter the window.
-pub fn enter() -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
+/// Enter the window; the mouse is captured only when `mouse` (the
+/// `mouse` setting: off, the terminal's own text selection works).
+/// Focus changes are reported, for `notify`.
+pub fn enter(mouse: bool) -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
     enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let mut out = io::stdout();
-    if let Err(e) = execute!(
+    let mut result = execute!(
         out,
         EnterAlternateScreen,
-        EnableMouseCapture,
         EnableBracketedPaste,
+        crossterm::event::EnableFocusChange,
         cursor::Hide
-    ) {
+    );
+    if mouse && result.is_ok() {
+        result = execute!(out, EnableMouseCapture);
+    }
+    if let Err(e) = result {
         leave();
         return Err(e);
     }
@@ -52,6 +58,7 @@ pub fn leave() {
         out,
         DisableBracketedPaste,
         DisableMouseCapture,
+        crossterm::event::DisableFocusChange,
         LeaveAlternateScreen,
         cursor::Show
     );

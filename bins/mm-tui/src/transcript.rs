@@ -125,6 +125,9 @@ pub struct Transcript {
     /// The mode an accepted plan switched to during the turn; the event
     /// loop takes it into the status bar.
     pub mode: Option<mm_ui::AgentMode>,
+    /// Characters the model streamed in this turn (answer and reasoning),
+    /// for the status line's token estimate.
+    turn_chars: usize,
     /// Set by an answer streamed in this reply: later text appends to it.
     open_answer: Option<usize>,
     open_thinking: Option<usize>,
@@ -199,6 +202,7 @@ impl Transcript {
     /// The user asked a question: the turn starts.
     pub fn start_turn(&mut self, question: &str, now: Instant) {
         self.push(EntryKind::Question(question.to_string()));
+        self.turn_chars = 0;
         self.busy_since = Some(now);
         self.set_status("Thinking", now);
     }
@@ -225,6 +229,11 @@ impl Transcript {
             self.status = Some(text.to_owned());
             self.status_since = Some(now);
         }
+    }
+
+    /// The tokens the model wrote this turn, estimated from its text.
+    pub fn turn_tokens(&self) -> u64 {
+        mm_ui::words::estimate_tokens(self.turn_chars)
     }
 
     pub fn is_busy(&self) -> bool {
@@ -360,6 +369,7 @@ impl Transcript {
         if text.is_empty() {
             return;
         }
+        self.turn_chars += text.chars().count();
         match self.open_answer {
             Some(i) => self.edit(i, |k| {
                 if let EntryKind::Answer(all) = k {
@@ -380,6 +390,7 @@ impl Transcript {
         if text.is_empty() {
             return;
         }
+        self.turn_chars += text.chars().count();
         self.set_status("Thinking", now);
         match self.open_thinking {
             Some(i) => self.edit(i, |k| {

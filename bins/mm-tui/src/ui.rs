@@ -12,7 +12,8 @@ use crate::transcript::Transcript;
 use crate::view::{Cache, Look, Scroll};
 use crate::wrap;
 
-/// Questions sent before, for Up/Down in the input.
+/// Questions sent before, for Up/Down and Ctrl-R in the input; kept in
+/// the file the REPL keeps its history in, so both share one.
 #[derive(Debug, Default, Clone)]
 pub struct History {
     items: Vec<String>,
@@ -20,14 +21,60 @@ pub struct History {
     at: Option<usize>,
     /// What was typed before browsing began.
     draft: String,
+    /// The history file, when there is one.
+    file: Option<std::path::PathBuf>,
 }
 
+/// Most entries read from the history file.
+pub const HISTORY_MAX: usize = 2000;
+
 impl History {
+    /// The history in `path` (none yet is fine); new entries are added to
+    /// it as they are sent.
+    pub fn load(path: &std::path::Path) -> History {
+        use rustyline::history::{FileHistory, History as _};
+        let mut file = FileHistory::new();
+        let _ = file.set_max_len(HISTORY_MAX);
+        if let Err(e) = file.load(path) {
+            tracing::debug!("no history read from {}: {e}", path.display());
+        }
+        History {
+            items: file.iter().cloned().collect(),
+            at: None,
+            draft: String::new(),
+            file: Some(path.to_path_buf()),
+        }
+    }
+
     pub fn push(&mut self, text: &str) {
         if !text.trim().is_empty() && self.items.last().map(String::as_str) != Some(text) {
             self.items.push(text.to_string());
+            self.append(text);
         }
         self.at = None;
+    }
+
+    /// Add `text` to the file, after what others (a REPL) wrote there.
+    fn append(&self, text: &str) {
+        use rustyline::history::{FileHistory, History as _};
+        let Some(path) = &self.file else { return };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let mut file = FileHistory::new();
+        let _ = file.set_max_len(HISTORY_MAX);
+        let _ = file.load(path);
+        let saved = file.add(text).and_then(|_| file.append(path));
+        if let Err(e) = saved {
+            tracing::warn!("history not saved to {}: {e}", path.display());
+        }
+    }
+
+    /// The newest entry before `before` (an index; all when `None`) that
+    /// holds `query`: its index.
+    pub fn search(&self, query: &str, before: Option<usize>) -> Option<usize> {
+        let end = before.unwrap_or(self.items.len()).min(self.items.len());
+        self.items[..end].iter().rposition(|i| i.contains(query))
     }
 
     /// The older entry, keeping `current` as the draft when browsing starts.
@@ -62,6 +109,16 @@ impl History {
     }
 }
 
+/// A Ctrl-R history search under way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Search {
+    pub query: String,
+    /// The entry found, by index.
+    pub found: Option<usize>,
+    /// The input before the search, for Esc.
+    pub draft: String,
+}
+
 /// The window's own state.
 pub struct Ui {
     pub input: TextArea<'static>,
@@ -81,6 +138,15 @@ pub struct Ui {
     pub hint: Option<String>,
     /// The mode in force, always on the status bar.
     pub mode: mm_ui::AgentMode,
+    /// Messages sent while a turn runs: each goes when the turn before it
+    /// ends; Esc puts them back in the input.
+    pub queued: Vec<String>,
+    /// Ctrl-R: searching the history.
+    pub search: Option<Search>,
+    /// First row of the change shown in the permission prompt.
+    pub prompt_scroll: usize,
+    /// The call the prompt's scroll belongs to.
+    pub prompt_for: Option<String>,
     /// Rows of the transcript area in the last frame (for paging).
     pub transcript_rows: u16,
     pub width: u16,
@@ -102,6 +168,10 @@ impl Ui {
             now: Instant::now(),
             hint: None,
             mode: mm_ui::AgentMode::Allow,
+            queued: Vec::new(),
+            search: None,
+            prompt_scroll: 0,
+            prompt_for: None,
             transcript_rows: 0,
             width: 0,
         }

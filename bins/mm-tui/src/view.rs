@@ -429,7 +429,7 @@ fn tool_rows(tool: &ToolEntry, look: &Look, width: usize, rows: &mut Vec<Line<'s
     let (status, style) = match tool.state {
         ToolState::Pending => ("…".to_string(), dim()),
         ToolState::Asking => (
-            "? waiting for a/s/r".to_string(),
+            "? waiting for y/s/n".to_string(),
             Style::default().fg(Color::Yellow),
         ),
         ToolState::Running => {

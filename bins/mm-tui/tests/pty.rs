@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mm_mock::{MockServer, Reply};
+use mm_mock::{MockServer, Reply, Step};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mm-tui");
@@ -16,7 +16,7 @@ const BOUND: Duration = Duration::from_secs(30);
 const ROWS: u16 = 30;
 const COLS: u16 = 100;
 /// What the rule above the input says while a turn runs.
-const BUSY: &str = "· Esc cancels";
+const BUSY: &str = "· Esc to interrupt";
 
 struct World {
     root: tempfile::TempDir,
@@ -225,7 +225,7 @@ fn a_question_a_permission_prompt_allowed_and_the_answer() {
         Reply::text("## Done\n\nThe command printed **the marker**."),
     ]);
     let mut win = w.spawn();
-    let first = win.wait_for("in 0 · out 0 · 0% of 32k");
+    let first = win.wait_for("context 0% of 32k · session in 0 · out 0");
     assert!(
         first.contains(&format!("mm {}", mm_agent::version())),
         "{first}"
@@ -233,10 +233,10 @@ fn a_question_a_permission_prompt_allowed_and_the_answer() {
     assert!(first.contains("openai-compatible/test"), "{first}");
 
     win.type_line("run the marker command");
-    let asking = win.wait_for("[a] allow once");
+    let asking = win.wait_for("[y/a/Enter] allow once");
     assert!(asking.contains("‣ bash  echo tui-e2e-marker"), "{asking}");
     assert!(asking.contains("[s] allow for this session"), "{asking}");
-    assert!(asking.contains("[r] reject"), "{asking}");
+    assert!(asking.contains("[n/r] reject"), "{asking}");
     assert_eq!(w.chats().len(), 1, "the tool must wait for the answer");
 
     win.send("a");
@@ -248,7 +248,7 @@ fn a_question_a_permission_prompt_allowed_and_the_answer() {
     assert!(done.contains("‣ bash  echo tui-e2e-marker  ✓"), "{done}");
     assert!(done.contains("⚙ 1 command(s)"), "{done}");
     assert!(
-        !done.contains("[a] allow once"),
+        !done.contains("[y/a/Enter] allow once"),
         "the prompt must go: {done}"
     );
     // Folded: the output is not on the screen until the entry is opened.
@@ -284,9 +284,9 @@ fn a_rejected_command_gives_the_model_the_rejection_text() {
         Reply::text("Understood, not touching it."),
     ]);
     let mut win = w.spawn();
-    win.wait_for("in 0 · out 0 · 0% of 32k");
+    win.wait_for("context 0% of 32k · session in 0 · out 0");
     win.type_line("make the file");
-    win.wait_for("[r] reject");
+    win.wait_for("[n/r] reject");
     // `r`, a reason for the model, Enter.
     win.send("r");
     win.wait_for("why? (for the model");
@@ -324,9 +324,9 @@ fn escape_cancels_a_running_command_and_the_window_goes_on() {
         Reply::text("After the cancel."),
     ]);
     let mut win = w.spawn();
-    win.wait_for("in 0 · out 0 · 0% of 32k");
+    win.wait_for("context 0% of 32k · session in 0 · out 0");
     win.type_line("sleep a while");
-    win.wait_for("[a] allow once");
+    win.wait_for("[y/a/Enter] allow once");
     win.send("a");
     win.wait_for("Running bash");
     let start = Instant::now();
@@ -338,7 +338,10 @@ fn escape_cancels_a_running_command_and_the_window_goes_on() {
         start.elapsed()
     );
     assert!(s.contains("‣ bash  sleep 30  ✗"), "{s}");
-    assert!(!s.contains("Esc cancels"), "the turn must be over: {s}");
+    assert!(
+        !s.contains("Esc to interrupt"),
+        "the turn must be over: {s}"
+    );
     assert_eq!(w.chats().len(), 1, "a cancelled turn sends nothing more");
     // The next question works.
     win.type_line("and now?");
@@ -352,7 +355,7 @@ fn sigterm_exits_143_and_the_log_is_a_file() {
     let w = World::new(vec![]);
     let win = w.spawn();
     // The banner's facts are in the window, as notices.
-    let first = win.wait_for("in 0 · out 0 · 0% of 32k");
+    let first = win.wait_for("context 0% of 32k · session in 0 · out 0");
     assert!(first.contains("tools   bash"), "{first}");
     assert!(first.contains("lsp     "), "{first}");
     let pid = win.child.process_id().unwrap();
@@ -428,12 +431,12 @@ fn undo_redo_and_a_coloured_diff_in_the_window() {
     let read = |name: &str| std::fs::read_to_string(w.cwd.join(name)).ok();
 
     let mut win = w.spawn();
-    win.wait_for("in 0 · out 0 · 0% of 32k");
+    win.wait_for("context 0% of 32k · session in 0 · out 0");
     win.type_line("edit a, remove b, make c");
-    win.wait_for("[a] allow once");
+    win.wait_for("[y/a/Enter] allow once");
     win.send("a");
     win.wait_for("‣ bash  rm b.txt");
-    win.wait_for("[a] allow once");
+    win.wait_for("[y/a/Enter] allow once");
     win.send("a");
     let done = win.wait_for("All three done.");
     // The diff just approved stays in sight under the edit's block.
@@ -487,13 +490,13 @@ fn rules_deny_and_s_records_the_prefix_in_the_window() {
     );
     std::fs::create_dir(w.cwd.join("victim")).unwrap();
     let mut win = w.spawn();
-    win.wait_for("in 0 · out 0 · 0% of 32k");
+    win.wait_for("context 0% of 32k · session in 0 · out 0");
 
     win.type_line("clean up");
     let done = win.wait_for_idle("Denied, fine.");
     assert!(done.contains("‣ bash  true && rm -rf victim  ✗"), "{done}");
     assert!(
-        !done.contains("[a] allow once"),
+        !done.contains("[y/a/Enter] allow once"),
         "a denied call never asks: {done}"
     );
     assert!(w.cwd.join("victim").exists());
@@ -508,7 +511,7 @@ fn rules_deny_and_s_records_the_prefix_in_the_window() {
     );
     win.type_line("second");
     let shown = win.wait_for_idle("Second, unasked.");
-    assert!(!shown.contains("[a] allow once"), "{shown}");
+    assert!(!shown.contains("[y/a/Enter] allow once"), "{shown}");
 
     win.type_line("/permissions");
     let listed = win.wait_for("allowed for this session: bash(echo one *)");
@@ -550,7 +553,7 @@ fn custom_commands_in_the_picker_instructions_and_init_in_the_window() {
     std::fs::write(w.cwd.join("AGENTS.md"), "Use tabs.\n").unwrap();
 
     let mut win = w.spawn();
-    let screen = win.wait_for("in 0 · out 0 · 0% of 32k");
+    let screen = win.wait_for("context 0% of 32k · session in 0 · out 0");
     assert!(screen.contains("instructions  AGENTS.md"), "{screen}");
     // The warning names the file; at 100 columns it wraps onto two rows.
     assert!(
@@ -669,10 +672,10 @@ fn an_mcp_tool_asks_in_the_window_and_slash_mcp_lists_the_servers() {
         ),
     );
     let mut win = w.spawn();
-    win.wait_for("in 0 · out 0 · 0% of 32k");
+    win.wait_for("context 0% of 32k · session in 0 · out 0");
 
     win.type_line("what time is it?");
-    let asked = win.wait_for("[a] allow once");
+    let asked = win.wait_for("[y/a/Enter] allow once");
     assert!(
         asked.contains("time/get_current_time {\"timezone\":\"Etc/UTC\"}"),
         "the call is shown before the question: {asked}"
@@ -730,21 +733,23 @@ fn model_alone_lists_the_servers_models_in_the_window() {
         },
     );
     let mut win = w.spawn();
-    win.wait_for("in 0 · out 0 · 0% of 32k");
+    win.wait_for("context 0% of 32k · session in 0 · out 0");
     win.type_line("first");
     win.wait_for_idle("One.");
     win.type_line("/model");
     let shown = win.wait_for_idle("openai-compatible/qwen2.5-coder  (32768 tokens)");
     assert!(
-        shown.contains("the server's models (/model PROVIDER/MODEL switches):"),
+        shown.contains("the server's models (Enter switches, Esc keeps it"),
         "{shown}"
     );
     assert!(
         shown.contains("* openai-compatible/test  (8192 tokens)"),
         "{shown}"
     );
-    win.type_line("/model openai-compatible/qwen2.5-coder");
-    win.wait_for_idle("model: openai-compatible/qwen2.5-coder at ");
+    // The list filters as one types; Enter switches to the row left.
+    win.type_line("qwen");
+    let switched = win.wait_for_idle("model: openai-compatible/qwen2.5-coder at ");
+    assert!(switched.contains("window 32768 tokens"), "{switched}");
     win.type_line("hello");
     win.wait_for_idle("Hi.");
     let (status, _) = win.quit();
@@ -760,7 +765,6 @@ fn model_alone_lists_the_servers_models_in_the_window() {
 
 #[test]
 fn a_continued_session_keeps_its_token_counts_and_new_starts_them_again() {
-    use mm_mock::Step;
     let turn = |text: &str| {
         Reply::stream(vec![
             Step::text(text),
@@ -773,23 +777,21 @@ fn a_continued_session_keeps_its_token_counts_and_new_starts_them_again() {
     };
     let w = World::with(vec![turn("One."), turn("Two.")], "");
     let mut win = w.spawn();
-    win.wait_for("in 0 · out 0 · 0% of 32k");
+    win.wait_for("context 0% of 32k · session in 0 · out 0");
     win.type_line("first");
-    win.wait_for_idle("in 5.2k (4.8k cached) · out 80 · 16% of 32k");
+    win.wait_for_idle("context 16% of 32k · session in 5.2k (4.8k cached) · out 80");
     let (status, _) = win.quit();
     assert!(status.success());
 
     let mut win = w.spawn_with(&["--continue"]);
-    let resumed = win.wait_for("One.");
-    // The window's share is mm's estimate of the conversation now.
-    assert!(
-        resumed.contains("in 5.2k (4.8k cached) · out 80 · 4% of 32k"),
-        "{resumed}"
-    );
+    win.wait_for("One.");
+    // The window's share is mm's estimate of the conversation now (waited
+    // for: the frame with the answer may still be being written).
+    win.wait_for("% of 32k · session in 5.2k (4.8k cached) · out 80");
     win.type_line("second");
-    win.wait_for_idle("in 10k (9.6k cached) · out 160 · 16% of 32k");
+    win.wait_for_idle("context 16% of 32k · session in 10k (9.6k cached) · out 160");
     win.type_line("/new");
-    win.wait_for_idle("in 0 · out 0 · 0% of 32k");
+    win.wait_for_idle("context 0% of 32k · session in 0 · out 0");
     let (status, _) = win.quit();
     assert!(status.success());
 }
@@ -838,7 +840,7 @@ fn the_demo_says_so_in_the_window_and_keeps_its_sessions_apart() {
     let first = win.wait_for("This is the demo: a scripted model answers");
     assert!(first.contains("openai-compatible/demo"), "{first}");
     win.type_line("what is here?");
-    win.wait_for("[a] allow once");
+    win.wait_for("[y/a/Enter] allow once");
     win.send("a");
     win.wait_for_idle("This was a demo");
     win.type_line("/sessions");
@@ -865,7 +867,7 @@ fn a_long_command_shows_its_output_as_it_comes_and_the_timers_agree() {
     let mut win = w.spawn();
     win.wait_for("in 0 · out 0");
     win.type_line("step slowly");
-    win.wait_for("[a] allow once");
+    win.wait_for("[y/a/Enter] allow once");
     win.send("a");
     let running = win.wait_for("    step 2");
     assert_eq!(w.chats().len(), 1, "shown before the command ended");
@@ -879,8 +881,8 @@ fn a_long_command_shows_its_output_as_it_comes_and_the_timers_agree() {
             Some(head.rsplit(' ').next()?.to_string())
         });
         let rule = s
-            .split_once("Running bash (")
-            .and_then(|(_, r)| r.split_once("s)").map(|(n, _)| n.to_string()));
+            .split_once("Running bash ")
+            .and_then(|(_, r)| r.split_once("s ·").map(|(n, _)| n.to_string()));
         // Past the first second, so that an offset would show.
         if let (Some(b), Some(r)) = (block, rule)
             && b != "0"
@@ -925,7 +927,7 @@ fn escapes_from_the_model_and_its_commands_never_reach_the_terminal() {
         "",
     );
     let mut win = w.spawn();
-    win.wait_for("in 0 · out 0 · 0% of 32k");
+    win.wait_for("context 0% of 32k · session in 0 · out 0");
     win.type_line("go");
     let done = win.wait_for_idle("Done here.");
     assert!(done.contains("Still shown."), "{done}");
@@ -1019,9 +1021,9 @@ fn a_plan_is_shown_and_accepted_in_the_window() {
     let mut win = w.spawn_with(&["--permissions", "plan"]);
     win.wait_for(" mode: plan ");
     win.type_line("plan it");
-    let asking = win.wait_for("[r] stay in plan mode");
+    let asking = win.wait_for("[n/r] stay in plan mode");
     assert!(asking.contains("1. Touch done.txt"), "{asking}");
-    assert!(asking.contains("[a] yes, asking first"), "{asking}");
+    assert!(asking.contains("[y/a/Enter] yes, asking first"), "{asking}");
     win.send("a");
     let done = win.wait_for_idle("Planned and approved.");
     assert!(done.contains(" mode: ask "), "{done}");
@@ -1038,4 +1040,144 @@ fn a_plan_is_shown_and_accepted_in_the_window() {
         last["content"].as_str().unwrap().contains("[mode: ask"),
         "{last}"
     );
+}
+
+/// A stalled answer: `first`, a pause long enough to act in, then `rest`.
+fn stalled(first: &str, millis: u64, rest: &str) -> Reply {
+    Reply::stream(vec![
+        Step::text(first),
+        Step::stall(millis),
+        Step::text(rest),
+    ])
+}
+
+/// The screen's rows that hold text, for the report.
+fn excerpt(screen: &str) -> String {
+    screen
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Issue 37, point 1: one interrupt model.
+#[test]
+fn ctrl_c_stops_a_streaming_answer_clears_a_draft_and_twice_on_an_empty_input_quits() {
+    let w = World::with(
+        vec![
+            stalled("Part one of the answer.", 12_000, " Never shown."),
+            Reply::text("After the stop."),
+        ],
+        "",
+    );
+    let mut win = w.spawn();
+    win.wait_for("context 0% of 32k");
+    win.type_line("a long answer please");
+    win.wait_for("Part one of the answer.");
+    win.send("\x03");
+    let stopped = win.wait_for_idle("[cancelled]");
+    eprintln!("--- window after Ctrl-C mid-answer:\n{}", excerpt(&stopped));
+    assert!(
+        !stopped.contains(mm_ui::words::QUIT_HINT),
+        "a turn's Ctrl-C stops it, not quits: {stopped}"
+    );
+    // Ctrl-C on a draft clears it and does not arm the quit.
+    win.send("half a thought");
+    win.wait_for("half a thought");
+    win.send("\x03");
+    let cleared = win.wait_for("Ask mm anything");
+    assert!(!cleared.contains("half a thought"), "{cleared}");
+    assert!(!cleared.contains(mm_ui::words::QUIT_HINT), "{cleared}");
+    win.type_line("and now?");
+    win.wait_for_idle("After the stop.");
+    let (status, _) = win.quit();
+    assert!(status.success());
+}
+
+/// Issue 37, point 5: messages typed during a turn are queued, shown, and
+/// sent when it ends; Esc puts them back in the input.
+#[test]
+fn messages_typed_during_a_turn_are_queued_and_sent_when_it_ends() {
+    let w = World::with(
+        vec![
+            stalled("Working on it.", 4_000, " First answer."),
+            Reply::text("Second answer."),
+            stalled("Again working.", 12_000, " Never shown."),
+            Reply::text("Answered the one put back."),
+        ],
+        "",
+    );
+    let mut win = w.spawn();
+    win.wait_for("context 0% of 32k");
+    win.type_line("first question");
+    win.wait_for("Working on it.");
+    win.type_line("second question");
+    let queued = win.wait_for("queued: second question");
+    eprintln!("--- window with a message queued:\n{}", excerpt(&queued));
+    assert!(!queued.contains("A turn is running"), "{queued}");
+    let done = win.wait_for_idle("Second answer.");
+    assert!(done.contains("› second question"), "{done}");
+    assert!(!done.contains("queued:"), "the queue is empty: {done}");
+    let chats = w.chats();
+    assert_eq!(chats.len(), 2);
+    assert_eq!(
+        chats[1]["messages"].as_array().unwrap().last().unwrap()["content"],
+        "second question"
+    );
+    // Esc stops the turn; the queued line comes back to the input.
+    win.type_line("third question");
+    win.wait_for("Again working.");
+    win.type_line("try this instead");
+    win.wait_for("queued: try this instead");
+    win.send("\x1b");
+    let back = win.wait_for_idle("1 queued message put back in the input");
+    eprintln!("--- window after Esc with a queue:\n{}", excerpt(&back));
+    assert!(!back.contains("queued: try"), "{back}");
+    assert_eq!(w.chats().len(), 3, "nothing was sent");
+    win.send("\r");
+    win.wait_for_idle("Answered the one put back.");
+    assert_eq!(
+        w.chats()[3]["messages"].as_array().unwrap().last().unwrap()["content"],
+        "try this instead"
+    );
+    let (status, _) = win.quit();
+    assert!(status.success());
+}
+
+/// Issue 37, point 4: a large change is read inside the prompt before it
+/// is approved, and y answers.
+#[test]
+fn a_large_change_scrolls_inside_the_permission_prompt_and_y_allows_it() {
+    let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let new: String = (1..=40).map(|i| format!("LINE {i}\n")).collect();
+    let w = World::new(vec![
+        Reply::tool_call(
+            "c1",
+            "write_file",
+            serde_json::json!({"path": "big.txt", "content": new}).to_string(),
+        ),
+        Reply::text("Rewritten."),
+    ]);
+    std::fs::write(w.cwd.join("big.txt"), &old).unwrap();
+    let mut win = w.spawn();
+    win.wait_for("context 0% of 32k");
+    win.type_line("rewrite big.txt");
+    let first = win.wait_for("PgDn reads on");
+    eprintln!("--- window permission prompt, top:\n{}", excerpt(&first));
+    assert!(first.contains("[y/a/Enter] allow once"), "{first}");
+    assert!(!first.contains("+LINE 20"), "{first}");
+    // PageDown twice: further into the change, inside the prompt.
+    win.send("\x1b[6~");
+    win.send("\x1b[6~");
+    let later = win.wait_for("lines 21–32 of");
+    eprintln!(
+        "--- window permission prompt, after PgDn twice:\n{}",
+        excerpt(&later)
+    );
+    assert!(later.contains("PgUp/PgDn scroll"), "{later}");
+    win.send("y");
+    win.wait_for_idle("Rewritten.");
+    assert_eq!(std::fs::read_to_string(w.cwd.join("big.txt")).unwrap(), new);
+    let (status, _) = win.quit();
+    assert!(status.success());
 }

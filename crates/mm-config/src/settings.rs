@@ -62,6 +62,14 @@ pub struct Config {
     pub max_output: usize,
     /// Lines of a tool's output a terminal echoes (0: none).
     pub preview_lines: usize,
+    /// How the input line is edited in the REPL and the window.
+    pub edit_mode: EditMode,
+    /// How a turn's end or a waiting permission is signalled while the
+    /// terminal is in the background.
+    pub notify: Notify,
+    /// Whether the window captures the mouse (wheel scrolling; plain text
+    /// selection then needs Shift).
+    pub mouse: bool,
     /// Where skills live (user file only).
     pub skills_dir: PathBuf,
     /// `permissions: ask|allow`, or the map of rules (user file only).
@@ -163,6 +171,33 @@ pub enum Thinking {
     Medium,
     /// Ask for reasoning at high effort.
     High,
+}
+
+/// `editMode`: the key bindings of the input line. Deserialized from its
+/// name only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EditMode {
+    /// Readline's keys (Ctrl-A, Ctrl-E, Ctrl-K, Ctrl-U, Ctrl-W, Ctrl-R).
+    Emacs,
+    /// vi's insert and normal modes (Esc, then h j k l w b 0 $ x i a …).
+    Vi,
+}
+
+/// `notify`: how a turn's end, or a permission waiting, is signalled
+/// while the terminal is not focused. Deserialized from its name only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Notify {
+    /// OSC 9 on terminals known to show it (iTerm2, kitty, WezTerm,
+    /// Ghostty), else the bell.
+    Auto,
+    /// The bell (`BEL`).
+    Bell,
+    /// A desktop notice by OSC 9.
+    Osc9,
+    /// Nothing.
+    Off,
 }
 
 /// `textToolCalls`: recover tool calls that local models write into their
@@ -519,6 +554,9 @@ impl Config {
             edit_tools: true,
             max_output: 30000,
             preview_lines: 5,
+            edit_mode: EditMode::Emacs,
+            notify: Notify::Auto,
+            mouse: false,
             skills_dir: dirs.config.join("mm").join("skills"),
             permissions: PermissionRules::plain(PermissionSetting::Allow),
             acp: AcpSettings {
@@ -672,6 +710,52 @@ impl SandboxSetting {
     }
 }
 
+impl EditMode {
+    /// The YAML names, in the order error messages list them.
+    pub const NAMES: &'static [&'static str] = &["emacs", "vi"];
+
+    /// The YAML name of this value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EditMode::Emacs => "emacs",
+            EditMode::Vi => "vi",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<EditMode> {
+        match name {
+            "emacs" => Some(EditMode::Emacs),
+            "vi" => Some(EditMode::Vi),
+            _ => None,
+        }
+    }
+}
+
+impl Notify {
+    /// The YAML names, in the order error messages list them.
+    pub const NAMES: &'static [&'static str] = &["auto", "bell", "osc9", "off"];
+
+    /// The YAML name of this value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Notify::Auto => "auto",
+            Notify::Bell => "bell",
+            Notify::Osc9 => "osc9",
+            Notify::Off => "off",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Notify> {
+        match name {
+            "auto" => Some(Notify::Auto),
+            "bell" => Some(Notify::Bell),
+            "osc9" => Some(Notify::Osc9),
+            "off" => Some(Notify::Off),
+            _ => None,
+        }
+    }
+}
+
 impl TextToolCalls {
     /// The YAML names, in the order error messages list them.
     pub const NAMES: &'static [&'static str] = &["auto", "off"];
@@ -768,6 +852,8 @@ named_enum!(PermissionSetting);
 named_enum!(SandboxSetting);
 named_enum!(McpLazy);
 named_enum!(TextToolCalls);
+named_enum!(EditMode);
+named_enum!(Notify);
 named_enum!(ConstrainedCalls);
 
 /// The window used when neither the settings, the server nor the table

@@ -16,6 +16,7 @@ pub mod output;
 pub mod sanitize;
 pub mod sink;
 pub mod spinner;
+pub mod words;
 
 pub use clipboard::{ClipboardEnv, ClipboardError, Copied, Method, copy, copy_to_clipboard};
 pub use output::{Mode, Output, Stream};

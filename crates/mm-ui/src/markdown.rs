@@ -8,9 +8,11 @@
 //! Rendering is block by block: the answer is cut into its top-level
 //! blocks, each is rendered on its own and they are joined by one empty
 //! line. So a streamed answer ([`Stream`]) can show each block once it is
-//! complete (another one has begun), and the lines of a code block one by
-//! one as they arrive, and what it showed is exactly what rendering the
-//! whole answer gives.
+//! complete (another one has begun), the lines of a code block one by one
+//! as they arrive, and the wrapped rows of running text (paragraphs,
+//! lists, quotes) but the last as it grows; what it shows is what rendering
+//! the whole answer gives, but for markup that changes an earlier row once
+//! it closes (a terminal cannot draw that row again).
 //!
 //! The text is sanitised first ([`crate::sanitize()`]), and each span again
 //! (a character reference like `&#27;` is a control character only once
@@ -835,6 +837,40 @@ fn trim_line(line: &mut Line) {
     }
 }
 
+/// Whether the first block of `src` (a paragraph closed by a blank line,
+/// or a `#` heading) is complete now that `next` has begun: nothing that
+/// arrives later can join it.
+fn closed(src: &str, first: &Range<usize>, next: &Range<usize>) -> bool {
+    let head = &src[first.clone()];
+    let gap = &src[first.start..next.start];
+    match first_tag(head) {
+        Some(Tag::Paragraph) => {
+            !head.trim_start().starts_with('|')
+                && gap.trim_end_matches([' ', '\t']).ends_with("\n\n")
+        }
+        Some(Tag::Heading { .. }) => head.trim_start().starts_with('#'),
+        _ => false,
+    }
+}
+
+/// Whether a block being written may be shown line by line: running text
+/// only (a table's widths, a heading's kind, are known at its end).
+fn growable(src: &str) -> bool {
+    !src.trim_start().starts_with('|')
+        && matches!(
+            first_tag(src),
+            Some(Tag::Paragraph | Tag::List(_) | Tag::BlockQuote(_))
+        )
+}
+
+/// The tag that opens `src`'s first block.
+fn first_tag(src: &str) -> Option<Tag<'_>> {
+    match Parser::new_ext(src, options()).next()? {
+        Event::Start(tag) => Some(tag),
+        _ => None,
+    }
+}
+
 /// A streamed answer rendered as it arrives: each call returns the lines
 /// that are final (the blocks another has followed, the complete lines of
 /// a code block being written); [`Stream::finish`] returns the rest. What
@@ -884,6 +920,8 @@ impl Stream {
         let blocks = top_blocks(settled);
         let mut out = Vec::new();
         let Some((last, complete)) = blocks.split_last() else {
+            // No whole line yet: a paragraph's first line may still wrap.
+            self.grow(&mut out);
             return out;
         };
         let mut done = self.done;
@@ -901,19 +939,61 @@ impl Stream {
         {
             let _ = open;
             let lines = code_lines(info, &fence_body(src, &fence, false), self.width);
-            if lines.len() > self.shown {
-                let new: Vec<Line> = lines[self.shown..].to_vec();
-                let first_time = self.shown == 0;
-                if first_time && self.any {
-                    out.push(Line::default());
+            self.show_growing(lines, &mut out);
+            self.done = done;
+        } else {
+            self.done = done;
+            self.grow(&mut out);
+        }
+        out
+    }
+
+    /// The block being written, when it is running text (a paragraph, a
+    /// list, a quote): its lines but the last, which may still grow, so a
+    /// long paragraph or list shows line by line as it arrives. A
+    /// paragraph that a blank line closed is shown whole.
+    fn grow(&mut self, out: &mut Vec<Line>) {
+        loop {
+            let src = self.text[self.done..].to_owned();
+            let blocks = top_blocks(&src);
+            match blocks.as_slice() {
+                [first, next, ..] if closed(&src, first, next) => {
+                    let lines = render_block(&src[first.clone()], self.width);
+                    self.emit(lines, out);
+                    self.shown = 0;
+                    self.done += next.start;
                 }
-                self.shown = lines.len();
-                self.any = true;
-                out.extend(new);
+                [only] if growable(&src[only.start..]) => {
+                    let mut lines = render_block(&src[only.start..], self.width);
+                    // A paragraph a blank line ended is whole; the last row
+                    // of anything else may still grow.
+                    let ended = matches!(first_tag(&src[only.clone()]), Some(Tag::Paragraph))
+                        && src[only.start..]
+                            .trim_end_matches([' ', '\t'])
+                            .ends_with("\n\n");
+                    if !ended {
+                        lines.pop();
+                    }
+                    self.show_growing(lines, out);
+                    self.done += only.start;
+                    return;
+                }
+                _ => return,
             }
         }
-        self.done = done;
-        out
+    }
+
+    /// Show the lines of the block being written not shown yet.
+    fn show_growing(&mut self, lines: Vec<Line>, out: &mut Vec<Line>) {
+        if lines.len() > self.shown {
+            let new: Vec<Line> = lines[self.shown..].to_vec();
+            if self.shown == 0 && self.any {
+                out.push(Line::default());
+            }
+            self.shown = lines.len();
+            self.any = true;
+            out.extend(new);
+        }
     }
 
     /// The answer ended: the lines not returned yet. The stream is then
@@ -1072,6 +1152,22 @@ mod tests {
         }
         got.extend(s.finish());
         assert_eq!(got, whole);
+    }
+
+    #[test]
+    fn a_long_paragraph_and_a_list_show_line_by_line_as_they_arrive() {
+        let mut s = Stream::new(20);
+        // One long line, no line break yet: the wrapped rows but the last.
+        let shown = texts(&s.push("one two three four five six seven eight nine"));
+        assert_eq!(shown, ["one two three four", "five six seven eight"]);
+        assert!(texts(&s.push(" ten")).is_empty());
+        let mut p = Stream::new(40);
+        assert_eq!(texts(&p.push("A short one.\n\n")), ["A short one."]);
+        assert!(p.finish().is_empty());
+        // A blank line closes the paragraph; the list shows item by item.
+        let shown = texts(&s.push("\n\n- a\n- b\n- c"));
+        assert_eq!(shown, ["nine ten", "", "• a", "• b"]);
+        assert_eq!(texts(&s.finish()), ["• c"]);
     }
 
     #[test]

@@ -1,0 +1,231 @@
+//! What a person meets in the REPL while a turn runs (issue 37): one
+//! interrupt model (Esc/Ctrl-C stop a turn, Ctrl-C clears a draft, Ctrl-C
+//! twice on an empty line quits), answers shown line by line under one
+//! status line, messages queued with Enter during a turn, and permission
+//! prompts answered y/n/Enter. Each test prints the screen it saw (plain
+//! text) with `--nocapture`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{World, expect, messages, type_line, wait_for};
+use expectrl::Expect;
+use mm_mock::{Reply, Step};
+
+const PROMPT: &str = "mm> ";
+
+/// `text` without escape sequences and carriage returns, as a screen
+/// excerpt for the report.
+fn plain(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => {
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if c.is_ascii_alphabetic() || c == '~' {
+                            break;
+                        }
+                    }
+                }
+            }
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn quit(mut s: expectrl::session::OsSession) {
+    type_line(&mut s, "/quit");
+    let ended = wait_for(Duration::from_secs(10), || {
+        !s.get_process().is_alive().unwrap_or(false)
+    });
+    assert!(ended, "mm-repl did not quit");
+}
+
+/// A stalled answer: `first`, a pause long enough to act in, then `rest`.
+fn stalled(first: &str, millis: u64, rest: &str) -> Reply {
+    Reply::stream(vec![
+        Step::text(first),
+        Step::stall(millis),
+        Step::text(rest),
+    ])
+}
+
+#[test]
+fn ctrl_c_stops_a_streaming_answer_clears_a_draft_and_twice_on_an_empty_line_quits() {
+    let w = World::new(
+        vec![stalled(
+            "Part one of the answer.\n\n",
+            12_000,
+            "Never shown.",
+        )],
+        "",
+    );
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "a long answer please");
+    expect(&mut s, "Part one of the answer.");
+    s.send("\x03").unwrap();
+    let stopped = expect(&mut s, PROMPT);
+    assert!(stopped.contains("[cancelled]"), "{stopped:?}");
+    eprintln!("--- REPL after Ctrl-C mid-answer:\n{}", plain(&stopped));
+    // Ctrl-C on a draft clears it, and does not arm the quit.
+    s.send("half a thought").unwrap();
+    expect(&mut s, "half a thought");
+    s.send("\x03").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(s.get_process().is_alive().unwrap());
+    // Twice on an empty line: the first says how to quit, the second quits.
+    s.send("\x03").unwrap();
+    let hint = expect(&mut s, mm_ui::words::QUIT_HINT);
+    eprintln!("--- REPL after Ctrl-C on an empty line:\n{}", plain(&hint));
+    assert!(s.get_process().is_alive().unwrap());
+    s.send("\x03").unwrap();
+    let ended = wait_for(Duration::from_secs(10), || {
+        !s.get_process().is_alive().unwrap_or(false)
+    });
+    assert!(ended, "a second Ctrl-C on an empty line must quit");
+}
+
+#[test]
+fn an_answer_shows_line_by_line_under_one_status_line() {
+    let first = "The plan has a long first paragraph that a real model writes as one line \
+                 without any break in it.\n\n- item one\n- item two\n- item three\n";
+    let w = World::new(vec![stalled(first, 6_000, "- item four\n\nAll done.")], "");
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "the plan");
+    // While the stream pauses: the paragraph and the finished items are on
+    // screen, with the status line under them.
+    let during = expect(&mut s, "• item two");
+    assert!(during.contains("without any break in it."), "{during:?}");
+    let status = expect(&mut s, "Esc to interrupt");
+    let during = format!("{during}{status}");
+    assert!(during.contains("Writing"), "{during:?}");
+    assert!(during.contains("tokens"), "{during:?}");
+    assert!(!during.contains("item four"), "{during:?}");
+    eprintln!("--- REPL while the answer streams:\n{}", plain(&during));
+    let rest = expect(&mut s, "All done.");
+    assert!(rest.contains("• item four"), "{rest:?}");
+    expect(&mut s, PROMPT);
+    quit(s);
+}
+
+#[test]
+fn enter_during_a_turn_queues_the_message_and_it_goes_when_the_turn_ends() {
+    let w = World::new(
+        vec![
+            stalled("Working on it.\n\n", 4_000, "First answer."),
+            Reply::text("Second answer."),
+        ],
+        "",
+    );
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "first question");
+    expect(&mut s, "Working on it.");
+    s.send("second question\r").unwrap();
+    let queued = expect(&mut s, "queued: second question");
+    eprintln!("--- REPL with a message queued:\n{}", plain(&queued));
+    expect(&mut s, "First answer.");
+    let sent = expect(&mut s, "Second answer.");
+    assert!(sent.contains("mm> second question"), "{sent:?}");
+    eprintln!("--- REPL when the queue is sent:\n{}", plain(&sent));
+    expect(&mut s, PROMPT);
+    quit(s);
+    let chats = w.chats();
+    assert_eq!(chats.len(), 2);
+    assert_eq!(
+        messages(&chats[1]).last().unwrap()["content"],
+        "second question"
+    );
+}
+
+#[test]
+fn escape_puts_queued_messages_back_in_the_input() {
+    let w = World::new(
+        vec![
+            stalled("Working on it.\n\n", 12_000, "Never shown."),
+            Reply::text("Answered the queued one."),
+        ],
+        "",
+    );
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "first question");
+    expect(&mut s, "Working on it.");
+    s.send("try this instead\r").unwrap();
+    expect(&mut s, "queued: try this instead");
+    s.send("\x1b").unwrap();
+    expect(&mut s, "[cancelled]");
+    // Not sent: it waits in the input, to edit or send.
+    let back = expect(&mut s, "try this instead");
+    eprintln!("--- REPL after Esc with a queue:\n{}", plain(&back));
+    assert_eq!(w.chats().len(), 1);
+    s.send("\r").unwrap();
+    expect(&mut s, "Answered the queued one.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    assert_eq!(
+        messages(&w.chats()[1]).last().unwrap()["content"],
+        "try this instead"
+    );
+}
+
+#[test]
+fn a_permission_prompt_takes_y_n_and_enter_and_says_so() {
+    let bash = |id: &str, cmd: &str| {
+        Reply::tool_call(
+            id,
+            "bash",
+            serde_json::json!({ "command": cmd }).to_string(),
+        )
+    };
+    let w = World::new(
+        vec![
+            bash("c1", "echo yes-key"),
+            Reply::text("One."),
+            bash("c2", "echo enter-key"),
+            Reply::text("Two."),
+            bash("c3", "echo no-key"),
+            Reply::text("Three."),
+        ],
+        "permissions: ask\n",
+    );
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    let ask = "[y/a/Enter] allow once · [s] allow for this session · [n/r] reject";
+    type_line(&mut s, "one");
+    let asked = expect(&mut s, ask);
+    eprintln!("--- REPL permission prompt:\n{}", plain(&asked));
+    s.send("y").unwrap();
+    expect(&mut s, "allowed once");
+    expect(&mut s, "One.");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "two");
+    expect(&mut s, ask);
+    s.send("\r").unwrap();
+    expect(&mut s, "allowed once");
+    expect(&mut s, "Two.");
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "three");
+    expect(&mut s, ask);
+    s.send("n").unwrap();
+    expect(&mut s, "why?");
+    s.send("\r").unwrap();
+    expect(&mut s, "rejected");
+    expect(&mut s, "Three.");
+    expect(&mut s, PROMPT);
+    quit(s);
+    let chats = w.chats();
+    let result = |i: usize| messages(&chats[i]).last().unwrap()["content"].clone();
+    assert_eq!(result(1), "yes-key\n");
+    assert_eq!(result(3), "enter-key\n");
+    assert_eq!(result(5), "[command rejected by the user]");
+}
