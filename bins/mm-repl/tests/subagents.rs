@@ -9,6 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{World, messages, processes_with, text, wait_for};
+use expectrl::Expect;
 use mm_mock::{Reply, Step};
 use serde_json::{Value, json};
 
@@ -319,4 +320,62 @@ fn cancelling_the_parent_mid_child_leaves_no_process() {
     let events = events(&out.stdout);
     let end = events.iter().find(|e| e["type"] == "turn_end").unwrap();
     assert_eq!(end["outcome"], "cancelled", "{events:#?}");
+}
+
+/// A subagent that reads a file, then writes one (which asks in `ask`
+/// mode), then answers; the parent answers after it.
+fn reading_and_writing_child() -> Vec<Reply> {
+    vec![
+        call(
+            "t1",
+            "task",
+            json!({"description": "copy notes", "prompt": "copy notes.txt", "agent": "general"}),
+        ),
+        call("r1", "read_file", json!({"path": "notes.txt"})),
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "copy.txt", "content": "noted\n"}),
+        ),
+        Reply::text("CHILD DONE: copied.\n"),
+        Reply::text("PARENT DONE."),
+    ]
+}
+
+#[test]
+fn the_repl_shows_the_childs_calls_under_the_task_call_and_asks_for_it() {
+    let w = World::new(reading_and_writing_child(), "permissions: ask\n");
+    std::fs::write(w.cwd.join("notes.txt"), "noted\n").unwrap();
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    common::expect(&mut s, "mm> ");
+    common::type_line(&mut s, "copy the notes");
+    let asked = common::expect(&mut s, "allow? [a]llow once");
+    assert!(
+        asked.contains("🛠️  task: copy notes (general)"),
+        "{asked:?}"
+    );
+    assert!(
+        asked.contains("↳ general: 📝 read_file: notes.txt"),
+        "{asked:?}"
+    );
+    assert!(
+        asked.contains("↳ general: 📝 write_file: copy.txt"),
+        "{asked:?}"
+    );
+    s.send("a").unwrap();
+    let rest = common::expect(&mut s, "PARENT DONE.");
+    assert!(rest.contains("↳ general: done · in"), "{rest:?}");
+    common::expect(&mut s, "mm> ");
+    assert_eq!(
+        std::fs::read_to_string(w.cwd.join("copy.txt")).unwrap(),
+        "noted\n"
+    );
+    // The child's work is part of the parent's turn: /undo takes it back.
+    common::type_line(&mut s, "/undo");
+    common::expect(&mut s, "mm> ");
+    assert!(!w.cwd.join("copy.txt").exists(), "the child's file stayed");
+    common::type_line(&mut s, "/quit");
+    assert!(wait_for(Duration::from_secs(10), || {
+        !s.get_process().is_alive().unwrap_or(false)
+    }));
 }
