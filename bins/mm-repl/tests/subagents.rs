@@ -379,3 +379,70 @@ fn the_repl_shows_the_childs_calls_under_the_task_call_and_asks_for_it() {
         !s.get_process().is_alive().unwrap_or(false)
     }));
 }
+
+/// Two `task` calls in one reply, each child answering at once, then the
+/// parent's answer; a llama.cpp `/props` with `slots` slots.
+fn two_children_on(slots: u64) -> World {
+    World::serving(
+        vec![
+            Reply::stream(vec![
+                task(0, "t1", json!({"prompt": "JOB-A"})),
+                task(1, "t2", json!({"prompt": "JOB-B"})),
+            ]),
+            Reply::stream(vec![Step::stall(300), Step::text("first")]),
+            Reply::text("second"),
+            Reply::text("done"),
+        ],
+        "",
+        mm_mock::Options {
+            routes: vec![mm_mock::Route::get(
+                "/props",
+                json!({"total_slots": slots, "default_generation_settings": {"n_ctx": 32768}}),
+            )],
+            ..mm_mock::Options::default()
+        },
+    )
+}
+
+#[test]
+fn on_llama_cpp_with_two_slots_the_children_leave_the_parents_slot_alone() {
+    let w = two_children_on(2);
+    let out = w.run(&["-p", QUESTION, "--output-format", "json"], None);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let chats = w.chats();
+    assert_eq!(chats.len(), 4);
+    // Before it knew, the parent was not pinned; from then on slot 0 is
+    // its own and the children take slot 1, one after the other.
+    assert!(chats[0].get("id_slot").is_none(), "{}", chats[0]);
+    assert_eq!(chats[1]["id_slot"], 1);
+    assert_eq!(chats[2]["id_slot"], 1);
+    assert_eq!(chats[3]["id_slot"], 0);
+    let events = events(&out.stdout);
+    let end_of_first = events
+        .iter()
+        .position(|e| e["type"] == "tool_end" && e["tool"] == "task")
+        .unwrap();
+    assert_eq!(events[end_of_first]["id"], "t1", "{events:#?}");
+}
+
+#[test]
+fn a_server_with_one_slot_runs_the_children_one_after_the_other() {
+    let w = two_children_on(1);
+    let out = w.run(&["-p", QUESTION, "--output-format", "json"], None);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let chats = w.chats();
+    assert!(chats.iter().all(|c| c.get("id_slot").is_none()));
+    let events = events(&out.stdout);
+    // The second child asks nothing of the model before the first ended.
+    let end_of_t1 = events
+        .iter()
+        .position(|e| e["type"] == "tool_end" && e["id"] == "t1")
+        .unwrap();
+    let t2_thinks = events
+        .iter()
+        .position(|e| e["parent"] == "t2" && e["type"] == "status" && e["text"] == "Thinking")
+        .unwrap();
+    assert!(end_of_t1 < t2_thinks, "{events:#?}");
+    assert_eq!(result_of(&chats[3], "t1"), "first");
+    assert_eq!(result_of(&chats[3], "t2"), "second");
+}

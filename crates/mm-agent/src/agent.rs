@@ -1071,13 +1071,25 @@ impl Agent {
     }
 
     /// Give the `task` tool what its children run with now: the engine,
-    /// the tools and declarations in force, and how many may run at once
-    /// (one at a time on a local server with one slot).
-    async fn prepare_subagents(&self) {
-        let parallel = match self.server_slots().await {
-            Some(slots) => slots.min(u64::from(self.config.agents.parallel)),
-            None => u64::from(self.config.agents.parallel),
-        };
+    /// the tools and declarations in force, and how many may run at once.
+    /// A local server with one slot runs them one after the other; on
+    /// llama.cpp with several, the session keeps slot 0 and the children
+    /// take the others, so the session's cached prompt survives them.
+    async fn prepare_subagents(&mut self) {
+        let slots = self.engine.server_slots().await;
+        let mut parallel = u64::from(self.config.agents.parallel);
+        let mut child_slots = None;
+        match slots {
+            Some(n) if n >= 2 && self.engine.provider() != "ollama" => {
+                if self.engine.slot().is_none() {
+                    self.engine = self.engine.with_slot(0);
+                }
+                parallel = parallel.min(n - 1);
+                child_slots = Some(n - 1);
+            }
+            Some(_) => parallel = 1,
+            None => {}
+        }
         self.subagents.prepare(
             crate::subagent::Host {
                 engine: self.engine.clone(),
@@ -1087,19 +1099,10 @@ impl Agent {
                 decls: self.decls.clone(),
                 instructions: self.instructions.prompt_text(),
                 cwd: self.cwd.clone(),
+                child_slots,
             },
             usize::try_from(parallel).unwrap_or(1),
         );
-    }
-
-    /// How many requests the model server serves at once, when it is a
-    /// local server that says (llama.cpp `/props`) or cannot say (Ollama:
-    /// one is assumed); `None` for other servers.
-    async fn server_slots(&self) -> Option<u64> {
-        if self.engine.provider() == "ollama" {
-            return Some(1);
-        }
-        None
     }
 
     /// Take in the subagents' runs that ended: their tokens count in the

@@ -137,6 +137,9 @@ pub(crate) struct Host {
     /// The project's instructions, as the parent's prompt holds them.
     pub instructions: String,
     pub cwd: PathBuf,
+    /// On llama.cpp with several slots: how many the children share
+    /// (slots 1 to N; the parent keeps slot 0).
+    pub child_slots: Option<u64>,
 }
 
 /// The subagents of one session: the agents, what the next calls run
@@ -146,6 +149,8 @@ pub struct Subagents {
     host: Mutex<Option<Host>>,
     limit: Mutex<Arc<Semaphore>>,
     done: Mutex<Vec<mm_store::Subagent>>,
+    /// Children started so far: which slot the next one takes.
+    started: std::sync::atomic::AtomicU64,
 }
 
 impl Subagents {
@@ -156,6 +161,7 @@ impl Subagents {
             host: Mutex::new(None),
             limit: Mutex::new(Arc::new(Semaphore::new(1))),
             done: Mutex::new(Vec::new()),
+            started: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -303,7 +309,14 @@ impl Tool for Task {
                 p = limit.acquire_owned() => p.ok(),
                 _ = ctx.cancel.cancelled() => return ToolOutput::fail(mm_tools::NOT_RUN),
             };
-            let run = run_child(&host, &agent, &args.prompt, ctx, &sink).await;
+            let slot = host.child_slots.map(|n| {
+                let k = self
+                    .subagents
+                    .started
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                1 + k % n.max(1)
+            });
+            let run = run_child(&host, &agent, &args.prompt, slot, ctx, &sink).await;
             sink.event(Event::TurnEnd {
                 outcome: run.outcome.clone(),
                 counters: run.counters,
@@ -381,10 +394,14 @@ fn child_tools(agent: &AgentDef, host: &Host) -> (Toolbox, Vec<ToolDecl>) {
     (Toolbox::shared_from(tools, host.settings.clone()), decls)
 }
 
-/// The child's engine: the parent's, or the agent's own model's.
-fn child_engine(agent: &AgentDef, host: &Host) -> Result<Engine, String> {
+/// The child's engine: the parent's (on its own slot when it has one), or
+/// the agent's own model's.
+fn child_engine(agent: &AgentDef, host: &Host, slot: Option<u64>) -> Result<Engine, String> {
     let Some(model) = &agent.model else {
-        return Ok(host.engine.clone());
+        return Ok(match slot {
+            Some(slot) => host.engine.with_slot(slot),
+            None => host.engine.clone(),
+        });
     };
     let mut config = host.config.clone();
     let provider = |m: &str| m.split('/').next().unwrap_or("").to_owned();
@@ -403,6 +420,7 @@ async fn run_child(
     host: &Host,
     agent: &AgentDef,
     prompt: &str,
+    slot: Option<u64>,
     ctx: &ToolContext,
     sink: &Arc<dyn Sink>,
 ) -> Run {
@@ -413,7 +431,7 @@ async fn run_child(
         messages: vec![Message::user(prompt.to_owned())],
         usage: Usage::default(),
     };
-    let engine = match child_engine(agent, host) {
+    let engine = match child_engine(agent, host, slot) {
         Ok(e) => e,
         Err(text) => {
             run.answer.clone_from(&text);

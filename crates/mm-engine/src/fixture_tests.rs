@@ -27,6 +27,7 @@ fn provider(name: &str) -> Box<dyn Provider> {
         cache_key: None,
         output_schema: None,
         constrained_calls: false,
+        slot: None,
     })
 }
 

@@ -39,6 +39,7 @@ fn provider(wire: &str) -> Option<Box<dyn Provider>> {
         cache_key: None,
         output_schema: None,
         constrained_calls: false,
+        slot: None,
     }))
 }
 

@@ -33,6 +33,9 @@ pub struct ProviderSettings {
     /// `constrainedCalls`: the tools stay declared (the prompt is the one
     /// an unconstrained request renders) and thinking is switched off.
     pub constrained_calls: bool,
+    /// llama.cpp's `id_slot`: the slot that serves this engine's requests
+    /// (a subagent's, so that the session's own slot keeps its cache).
+    pub slot: Option<u64>,
 }
 
 impl std::fmt::Debug for ProviderSettings {
@@ -49,6 +52,7 @@ impl std::fmt::Debug for ProviderSettings {
             .field("cache_key", &self.cache_key)
             .field("output_schema", &self.output_schema.is_some())
             .field("constrained_calls", &self.constrained_calls)
+            .field("slot", &self.slot)
             .finish()
     }
 }

@@ -373,6 +373,7 @@ mod tests {
             cache_key: None,
             output_schema: None,
             constrained_calls: false,
+            slot: None,
         })
     }
 

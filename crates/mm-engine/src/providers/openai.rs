@@ -227,6 +227,9 @@ impl Provider for OpenAi {
         if let Some(k) = &s.cache_key {
             body["prompt_cache_key"] = json!(k);
         }
+        if let Some(slot) = s.slot {
+            body["id_slot"] = json!(slot);
+        }
         let mut constrained = None;
         if let Some(schema) = &s.output_schema
             && s.constrained_calls
@@ -557,6 +560,7 @@ mod tests {
                 cache_key: None,
                 output_schema: None,
                 constrained_calls: false,
+                slot: None,
             },
         )
     }
