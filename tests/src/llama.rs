@@ -98,6 +98,29 @@ impl Server {
         template: Option<&Path>,
         sampling: &[&str],
     ) -> Result<Server, String> {
+        Server::launch(install, ctx, template, sampling, 1)
+    }
+
+    /// [`Server::start`] with `slots` parallel slots (`-np`); `ctx` is
+    /// shared among them. The server keeps no prompts in memory beside its
+    /// slots (`--cache-ram 0`): a prompt a slot lost is read again.
+    pub fn start_slots(install: &Install, ctx: u32, slots: u32) -> Result<Server, String> {
+        Server::launch(
+            install,
+            ctx,
+            Some(&template()),
+            &["--temp", "0", "--seed", "7", "--cache-ram", "0"],
+            slots,
+        )
+    }
+
+    fn launch(
+        install: &Install,
+        ctx: u32,
+        template: Option<&Path>,
+        sampling: &[&str],
+        slots: u32,
+    ) -> Result<Server, String> {
         let port = free_port()?;
         let logdir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let log = logdir.path().join("llama-server.log");
@@ -110,7 +133,7 @@ impl Server {
             "-t",
             "1",
             "-np",
-            "1",
+            &slots.to_string(),
             "--jinja",
         ]);
         if let Some(t) = template {

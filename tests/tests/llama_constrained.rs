@@ -81,7 +81,8 @@ fn constrained_calls_make_a_small_model_act() {
                         "glob",
                         "job_output",
                         "job_kill",
-                        "todo"
+                        "todo",
+                        "task"
                     ]
                     .contains(&tool.as_str()),
                     "seed {seed}: {call}"

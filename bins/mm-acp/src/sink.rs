@@ -158,6 +158,9 @@ struct Call {
     info: ToolInfo,
     running: bool,
     done: bool,
+    /// A `task` call's subagent's steps so far, one line each: the call's
+    /// content while it runs.
+    steps: Vec<String>,
 }
 
 struct State {
@@ -254,7 +257,46 @@ impl AcpSink {
             info,
             running: false,
             done: false,
+            steps: Vec::new(),
         });
+    }
+
+    /// A subagent's event: its steps (tool calls, failures, its end) become
+    /// the content of its `task` call, a `think` call, as they come.
+    fn child(&self, parent: &str, event: &Event) {
+        let step = match event {
+            Event::ToolStart { info } => format!("{}: {}", info.tool, info.title),
+            Event::ToolEnd {
+                status: ToolStatus::Failed,
+                output,
+                ..
+            } => format!("✗ {}", output.lines().next().unwrap_or_default()),
+            Event::Notice { text } | Event::Error { text } => text.clone(),
+            Event::TurnEnd {
+                prompt_tokens,
+                completion_tokens,
+                ..
+            } => format!(
+                "done · in {} · out {}",
+                mm_ui::short_count(*prompt_tokens),
+                mm_ui::short_count(*completion_tokens)
+            ),
+            _ => return,
+        };
+        let mut state = self.state();
+        let Some(&index) = state.by_engine_id.get(parent) else {
+            return;
+        };
+        if state.calls[index].done {
+            return;
+        }
+        state.calls[index].steps.push(step);
+        let content = vec![text_content(&state.calls[index].steps.join("\n"))];
+        let update = ToolCallUpdate::new(
+            state.calls[index].acp_id.clone(),
+            ToolCallUpdateFields::new().content(content),
+        );
+        self.send(&state, SessionUpdate::ToolCallUpdate(update));
     }
 
     fn tool_running(&self, id: &str) {
@@ -368,6 +410,7 @@ impl Sink for AcpSink {
                     SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(mode.name())),
                 );
             }
+            Event::Child { parent, event, .. } => self.child(&parent, &event),
             Event::Status { .. }
             | Event::TurnEnd { .. }
             | Event::Attached { .. }
@@ -448,6 +491,7 @@ pub fn kind(kind: mm_ui::ToolKind) -> ToolKind {
         mm_ui::ToolKind::Edit => ToolKind::Edit,
         mm_ui::ToolKind::Execute => ToolKind::Execute,
         mm_ui::ToolKind::Search => ToolKind::Search,
+        mm_ui::ToolKind::Think => ToolKind::Think,
         mm_ui::ToolKind::Other => ToolKind::Other,
     }
 }

@@ -25,6 +25,11 @@
 //!
 //! `outcome` is always a string, so a script can compare it directly.
 //!
+//! A subagent's events (a `task` call's child) are the same lines with
+//! `parent` (the `task` call's id) and `agent` added; its end is
+//! `subagent_end` `{outcome, error?, counters, prompt_tokens,
+//! completion_tokens, cached_tokens, parent, agent}`.
+//!
 //! A command run as the question (`-p /undo`) prints one line instead:
 //! `command` `{name, ok: true|false, text}`.
 
@@ -115,11 +120,55 @@ pub fn outcome_fields(outcome: &TurnOutcome) -> (&'static str, Option<&str>) {
     }
 }
 
+/// A subagent's event as a line: the event's own, with `parent` (the
+/// `task` call's id) and `agent`; its end is a `subagent_end` line.
+fn child_line(parent: &str, agent: &str, event: &Event) -> Option<serde_json::Value> {
+    let mut value = match event {
+        Event::ToolOutput { .. } => return None,
+        Event::TurnEnd {
+            outcome,
+            counters,
+            prompt_tokens,
+            completion_tokens,
+            cached_tokens,
+        } => {
+            let (word, error) = outcome_fields(outcome);
+            let mut end = serde_json::json!({
+                "type": "subagent_end",
+                "outcome": word,
+                "counters": counters,
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "cached_tokens": cached_tokens,
+            });
+            if let Some(error) = error {
+                end["error"] = serde_json::Value::from(error);
+            }
+            end
+        }
+        other => serde_json::to_value(other).ok()?,
+    };
+    value["parent"] = serde_json::Value::from(parent);
+    value["agent"] = serde_json::Value::from(agent);
+    Some(value)
+}
+
 impl Sink for JsonSink {
     fn event(&self, event: Event) {
         // A running command's output as it comes: `tool_end` carries it
         // whole, and a command printing gigabytes must not print them twice.
         if let Event::ToolOutput { .. } = event {
+            return;
+        }
+        if let Event::Child {
+            parent,
+            agent,
+            event,
+        } = &event
+        {
+            if let Some(line) = child_line(parent, agent, event) {
+                self.line(&line);
+            }
             return;
         }
         if let Event::TurnEnd {

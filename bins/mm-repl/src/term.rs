@@ -181,6 +181,9 @@ struct State {
     reason_open: bool,
     /// Characters the model streamed this turn, for the status line.
     turn_chars: usize,
+    /// What each subagent (by its `task` call's id) wrote of its answer
+    /// so far: its last line is the live line.
+    children: HashMap<String, String>,
 }
 
 /// Shows a rejection's reason as the key thread takes it.
@@ -309,6 +312,7 @@ impl TermSink {
             reasons: HashMap::new(),
             reason_open: false,
             turn_chars: 0,
+            children: HashMap::new(),
         }));
         controls.set_echo(reason_echo(state.clone()));
         let stop = Arc::new(AtomicBool::new(false));
@@ -460,6 +464,11 @@ impl TermSink {
                     &format!("mode: {} — {}", mode.name(), mode.meaning()),
                 );
             }
+            Event::Child {
+                parent,
+                agent,
+                event,
+            } => show_child(st, &parent, &agent, *event),
             Event::TurnEnd {
                 outcome, counters, ..
             } => {
@@ -719,6 +728,62 @@ fn write_markdown(screen: &mut Screen, lines: &[mm_ui::markdown::Line]) {
 /// The terminal's width in columns (80 when it cannot be read).
 fn terminal_width() -> usize {
     crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w).max(20))
+}
+
+/// A subagent's event, under its `task` call: its tool calls as indented
+/// dim lines, the last line of its answer so far as the spinner's status,
+/// and when it ends, the tokens it used.
+fn show_child(st: &mut State, parent: &str, agent: &str, event: Event) {
+    let agent = sanitize(agent);
+    let line = |st: &mut State, text: &str| {
+        end_block(st);
+        st.screen.write_styled(
+            Target::Info,
+            Style::Dim,
+            &format!("{INDENT}↳ {agent}: {text}"),
+        );
+        st.screen.write(Target::Info, "\n");
+    };
+    match event {
+        Event::ToolStart { info } => line(st, &tool_line(&info)),
+        Event::ToolEnd {
+            status: ToolStatus::Failed,
+            output,
+            ..
+        } => {
+            let first = output.lines().next().unwrap_or_default().to_owned();
+            line(st, &format!("✗ {}", sanitize(&first)));
+        }
+        Event::Text { text } => {
+            let so_far = st.children.entry(parent.to_owned()).or_default();
+            so_far.push_str(&text);
+            let last = so_far
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or_default()
+                .to_owned();
+            st.screen.set_status(&format!("{agent}: {last}"));
+        }
+        Event::Status { text } => st.screen.set_status(&format!("{agent}: {text}")),
+        Event::Notice { text } | Event::Error { text } => line(st, &sanitize(&text)),
+        Event::TurnEnd {
+            prompt_tokens,
+            completion_tokens,
+            ..
+        } => {
+            st.children.remove(parent);
+            line(
+                st,
+                &format!(
+                    "done · in {} · out {}",
+                    mm_ui::short_count(prompt_tokens),
+                    mm_ui::short_count(completion_tokens)
+                ),
+            );
+        }
+        _ => {}
+    }
 }
 
 fn end_block(st: &mut State) {

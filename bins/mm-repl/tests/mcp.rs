@@ -130,11 +130,12 @@ fn the_model_calls_mcp_time_and_gets_the_result_in_the_next_request() {
             "job_output",
             "job_kill",
             "todo",
+            "task",
             "mcp__time__get_current_time",
             "mcp__time__convert_time"
         ]
     );
-    let decl = &chats[0]["tools"][9]["function"];
+    let decl = &chats[0]["tools"][10]["function"];
     assert_eq!(
         decl["description"],
         "Get current time in a specific timezone"
@@ -243,10 +244,11 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "job_output",
             "job_kill",
             "todo",
+            "task",
             "mcp"
         ]
     );
-    let listing = chats[0]["tools"][9]["function"]["description"]
+    let listing = chats[0]["tools"][10]["function"]["description"]
         .as_str()
         .unwrap();
     assert!(
@@ -278,6 +280,7 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "job_output",
             "job_kill",
             "todo",
+            "task",
             "mcp",
             "mcp__everything__echo"
         ]

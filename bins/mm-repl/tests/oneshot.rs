@@ -61,7 +61,8 @@ fn stdout_is_the_answer_and_tool_lines_go_to_stderr() {
             "glob",
             "job_output",
             "job_kill",
-            "todo"
+            "todo",
+            "task"
         ]
     );
     for tool in chats[0]["tools"].as_array().unwrap() {
@@ -654,7 +655,7 @@ fn a_small_window_declares_only_the_core_tools_and_says_so() {
         "Path of an existing file."
     );
     assert!(
-        stderr.contains("the model's window (2048 tokens) is small: only bash, read_file, write_file, edit_file are declared (grep, glob, job_output, job_kill, todo left out)"),
+        stderr.contains("the model's window (2048 tokens) is small: only bash, read_file, write_file, edit_file are declared (grep, glob, job_output, job_kill, todo, task left out)"),
         "{stderr}"
     );
     // The mock cannot count tokens: the estimate decided, and no exact

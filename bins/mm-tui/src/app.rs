@@ -1033,7 +1033,7 @@ mod tests {
         assert_eq!(
             lines[2],
             "tools   bash, read_file, write_file, edit_file, grep, glob, job_output, job_kill, \
-             read_skill, todo"
+             read_skill, todo, task"
         );
         assert_eq!(lines[3], format!("skills  2 in {}", skills.display()));
         assert_eq!(

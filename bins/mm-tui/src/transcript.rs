@@ -315,9 +315,19 @@ impl Transcript {
                     ToolStatus::Failed => ToolState::Failed,
                 };
                 t.elapsed = Some(now.saturating_duration_since(t.started));
-                t.output = output;
+                if t.tool == mm_agent::subagent::NAME {
+                    // A subagent's steps stay above its answer.
+                    t.output.push_str(&output);
+                } else {
+                    t.output = output;
+                }
                 t.live_dropped = 0;
             }),
+            Event::Child {
+                parent,
+                agent,
+                event,
+            } => self.child(&parent, &agent, *event, now),
             Event::ToolOutput { id, text } => self.edit_tool(&id, |t| {
                 t.output.push_str(&text);
                 keep_tail(t);
@@ -362,6 +372,45 @@ impl Transcript {
                 self.end_busy();
             }
         }
+    }
+
+    /// A subagent's event, in its `task` call's block: each of its tool
+    /// calls (and failures, and its end) a line there; the last line of
+    /// what it writes, the status line.
+    fn child(&mut self, parent: &str, agent: &str, event: Event, now: Instant) {
+        let line = match event {
+            Event::ToolStart { info } => format!("↳ {}: {}\n", info.tool, info.title),
+            Event::ToolEnd {
+                status: ToolStatus::Failed,
+                output,
+                ..
+            } => format!("  ✗ {}\n", output.lines().next().unwrap_or_default()),
+            Event::Notice { text } | Event::Error { text } => format!("{text}\n"),
+            Event::TurnEnd {
+                prompt_tokens,
+                completion_tokens,
+                ..
+            } => format!(
+                "{agent} done · in {} · out {}\n\n",
+                mm_ui::short_count(prompt_tokens),
+                mm_ui::short_count(completion_tokens)
+            ),
+            Event::Text { text } => {
+                if let Some(last) = text.lines().rev().find(|l| !l.trim().is_empty()) {
+                    self.set_status(&format!("{agent}: {last}"), now);
+                }
+                return;
+            }
+            Event::Status { text } => {
+                self.set_status(&format!("{agent}: {text}"), now);
+                return;
+            }
+            _ => return,
+        };
+        self.edit_tool(parent, |t| {
+            t.output.push_str(&line);
+            keep_tail(t);
+        });
     }
 
     /// A chunk of the answer: it grows the open answer or opens one.

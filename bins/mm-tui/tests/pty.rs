@@ -1181,3 +1181,52 @@ fn a_large_change_scrolls_inside_the_permission_prompt_and_y_allows_it() {
     let (status, _) = win.quit();
     assert!(status.success());
 }
+
+#[test]
+fn a_subagents_calls_show_in_its_task_block_and_ask_in_the_window() {
+    let call = |id: &str, name: &str, args: serde_json::Value| {
+        Reply::tool_call(id, name, args.to_string())
+    };
+    let w = World::new(vec![
+        call(
+            "t1",
+            "task",
+            serde_json::json!({"description": "copy notes", "prompt": "copy", "agent": "general"}),
+        ),
+        call("r1", "read_file", serde_json::json!({"path": "notes.txt"})),
+        call(
+            "w1",
+            "write_file",
+            serde_json::json!({"path": "copy.txt", "content": "noted\n"}),
+        ),
+        Reply::text("CHILD DONE: copied."),
+        Reply::text("PARENT DONE."),
+    ]);
+    std::fs::write(w.cwd.join("notes.txt"), "noted\n").unwrap();
+    let mut win = w.spawn();
+    win.wait_for("in 0 · out 0");
+    win.type_line("copy the notes");
+    let asking = win.wait_for("[y/a/Enter] allow once");
+    assert!(asking.contains("‣ task  copy notes (general)"), "{asking}");
+    // The question names the subagent that needs it.
+    assert!(
+        asking.contains("‣ write_file  [subagent general] copy.txt"),
+        "{asking}"
+    );
+    win.send("a");
+    let done = win.wait_for_idle("PARENT DONE.");
+    assert!(done.contains("‣ task  copy notes (general)  ✓"), "{done}");
+    // Opened, the block holds the child's calls, its end and its answer.
+    win.send("\t");
+    win.send("\r");
+    let open = win.wait_for("CHILD DONE: copied.");
+    assert!(open.contains("↳ read_file: notes.txt"), "{open}");
+    assert!(open.contains("↳ write_file: copy.txt"), "{open}");
+    assert!(open.contains("general done · in"), "{open}");
+    assert_eq!(
+        std::fs::read_to_string(w.cwd.join("copy.txt")).unwrap(),
+        "noted\n"
+    );
+    let (status, _) = win.quit();
+    assert!(status.success(), "exit status {status:?}");
+}

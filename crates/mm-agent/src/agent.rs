@@ -190,6 +190,10 @@ pub struct Agent {
     mode_note: Option<&'static str>,
     /// The model's last checklist (`todo`), kept in the session file.
     checklist: Checklist,
+    /// The `task` tool's agents and the runs that ended.
+    subagents: Arc<crate::subagent::Subagents>,
+    /// Every subagent's run in this session, kept in its file.
+    children: Vec<mm_store::Subagent>,
 }
 
 impl Agent {
@@ -232,9 +236,12 @@ impl Agent {
             lsp_missing,
             checklist,
             jobs,
+            subagents,
+            agent_warnings,
         } = tools::toolbox(&config, cwd, &secrets);
         let mut commands = Commands::builtin();
         let mut file_warnings = custom::load(&mut commands, &config.user_dir, cwd);
+        file_warnings.extend(agent_warnings);
         let (permissions, sandbox_warning) = crate::permissions::build(&config, cwd, source)?;
         let instructions =
             Instructions::gather_with(cwd, &config.user_dir, &config.instructions, &|path| {
@@ -299,6 +306,8 @@ impl Agent {
             // question; allow and ask need no word.
             mode_note: (mode == AgentMode::Plan).then(|| mm_tools::mode_note(mode)),
             checklist,
+            subagents,
+            children: Vec::new(),
         })
     }
 
@@ -618,9 +627,11 @@ impl Agent {
         self.toolbox.reset_detector();
         self.jobs.kill_all();
         self.rewinder.clear();
+        self.children.clear();
         if let Some(session) = self.session.as_mut() {
             session.data.messages.clear();
             session.data.plan.clear();
+            session.data.subagents.clear();
             session.data.usage = Usage::default();
             session.data.checkpoints = self.rewinder.log.clone();
             if let Err(e) = session.save() {
@@ -945,7 +956,9 @@ impl Agent {
                 });
                 return TurnOutcome::MaxTurns;
             }
-            if let Some(ended) = self.run_calls(&calls, sink, cancel, counters).await {
+            let ended = self.run_calls(&calls, sink, cancel, counters).await;
+            self.absorb_children(usage);
+            if let Some(ended) = ended {
                 return ended;
             }
             self.save(sink);
@@ -975,7 +988,9 @@ impl Agent {
         calls
     }
 
-    /// Run a reply's calls in order, each result into the history. `Some`
+    /// Run a reply's calls in order, each result into the history; a run
+    /// of `task` calls side by side runs at the same time (at most
+    /// `agents.parallel`), their results in the reply's order. `Some`
     /// when the turn ends here (cancelled, or the loop detector stopped
     /// it); the calls left get not-run results.
     async fn run_calls(
@@ -993,68 +1008,157 @@ impl Agent {
             max_output: self.output_budget(),
             call_id: String::new(),
         };
-        for (i, call) in calls.iter().enumerate() {
+        let is_task = |c: &ToolCall| c.name == crate::subagent::NAME;
+        if calls.iter().any(is_task) {
+            self.prepare_subagents().await;
+        }
+        let mut i = 0;
+        while i < calls.len() {
             if cancel.is_cancelled() {
                 self.close_calls(calls, i);
                 return Some(TurnOutcome::Cancelled);
             }
-            if self.toolbox.may_change_files(&call.name)
+            let end = if is_task(&calls[i]) {
+                i + calls[i..].iter().take_while(|c| is_task(c)).count()
+            } else {
+                i + 1
+            };
+            let group = &calls[i..end];
+            if group.iter().any(|c| self.toolbox.may_change_files(&c.name))
                 && let Some(text) = self.rewinder.before_change().await
             {
                 sink.event(Event::Notice { text });
             }
-            // On disk while it runs: the call as started.
-            self.save_running(sink, call);
+            // On disk while they run: the calls as started.
+            self.save_running(sink, group);
             // The call's hooks name the session, which exists from here.
             if let Some((id, path)) = self.session_file() {
                 self.permissions.hooks().set_session(&id, &path);
             }
-            let outcome = self
-                .toolbox
-                .call(&call.id, &call.name, &call.arguments, &ctx)
-                .await;
-            counters.count(self.toolbox.family(&call.name));
+            let outcomes = if let [call] = group {
+                vec![
+                    self.toolbox
+                        .call(&call.id, &call.name, &call.arguments, &ctx)
+                        .await,
+                ]
+            } else {
+                let toolbox = &self.toolbox;
+                futures::future::join_all(
+                    group
+                        .iter()
+                        .map(|c| toolbox.call(&c.id, &c.name, &c.arguments, &ctx)),
+                )
+                .await
+            };
+            let mut ended = None;
+            for (call, outcome) in group.iter().zip(outcomes) {
+                counters.count(self.toolbox.family(&call.name));
+                self.history.push(Message::tool_result(
+                    &call.id,
+                    &call.name,
+                    outcome.output().to_owned(),
+                    outcome.failed(),
+                ));
+                if ended.is_none() {
+                    ended = self.after_call(outcome, sink);
+                }
+            }
             self.mcp.reveal(&self.toolbox, &mut self.decls);
-            match outcome {
-                CallOutcome::Output(out) => {
-                    self.history.push(Message::tool_result(
-                        &call.id, &call.name, out.text, out.failed,
-                    ));
-                    // An accepted plan switched modes: the call's result
-                    // told the model; the declarations follow.
-                    let now = self.permissions.mode();
-                    if now != self.mode {
-                        self.mode = now;
-                        self.mode_note = None;
-                        self.sync_decls();
-                    }
-                    if let Some(answer) = self.permissions.take_turn_end() {
-                        // Nobody could review the plan: it is the answer.
-                        self.close_calls(calls, i + 1);
-                        sink.event(Event::Text {
-                            text: answer.clone(),
-                        });
-                        self.last_answer = answer.clone();
-                        self.history.push(Message::assistant(answer));
-                        return Some(TurnOutcome::Done);
-                    }
+            if let Some((ended, answer)) = ended {
+                self.close_calls(calls, end);
+                if let Some(answer) = answer {
+                    self.history.push(Message::assistant(answer));
                 }
-                CallOutcome::Stop { output, error } => {
-                    self.history
-                        .push(Message::tool_result(&call.id, &call.name, output, true));
-                    self.close_calls(calls, i + 1);
-                    return Some(TurnOutcome::Failed(TurnError::new(
-                        FailureKind::Loop,
-                        error,
-                    )));
-                }
+                return Some(ended);
             }
             if cancel.is_cancelled() {
-                self.close_calls(calls, i + 1);
+                self.close_calls(calls, end);
                 return Some(TurnOutcome::Cancelled);
             }
+            i = end;
         }
         None
+    }
+
+    /// Give the `task` tool what its children run with now: the engine,
+    /// the tools and declarations in force, and how many may run at once.
+    /// A local server with one slot runs them one after the other; on
+    /// llama.cpp with several, the session keeps slot 0 and the children
+    /// take the others, so the session's cached prompt survives them.
+    async fn prepare_subagents(&mut self) {
+        let slots = self.engine.server_slots().await;
+        let mut parallel = u64::from(self.config.agents.parallel);
+        let mut child_slots = None;
+        match slots {
+            Some(n) if n >= 2 && self.engine.provider() != "ollama" => {
+                if self.engine.slot().is_none() {
+                    self.engine = self.engine.with_slot(0);
+                }
+                parallel = parallel.min(n - 1);
+                child_slots = Some(n - 1);
+            }
+            Some(_) => parallel = 1,
+            None => {}
+        }
+        self.subagents.prepare(
+            crate::subagent::Host {
+                engine: self.engine.clone(),
+                config: self.config.clone(),
+                tools: self.toolbox.shared(),
+                settings: self.toolbox.settings().clone(),
+                decls: self.decls.clone(),
+                instructions: self.instructions.prompt_text(),
+                cwd: self.cwd.clone(),
+                child_slots,
+            },
+            usize::try_from(parallel).unwrap_or(1),
+        );
+    }
+
+    /// Take in the subagents' runs that ended: their tokens count in the
+    /// turn's and the session's, their transcripts go to the session file.
+    fn absorb_children(&mut self, usage: &mut Usage) {
+        for child in self.subagents.take_done() {
+            usage.add(child.usage);
+            self.usage.add(child.usage);
+            self.children.push(child);
+        }
+    }
+
+    /// What a call's result does to the turn (its result is in the
+    /// history): an accepted plan switches modes, a plan nobody could
+    /// review is the answer (given back, for the history after the
+    /// reply's results), the loop detector's stop ends the turn.
+    fn after_call(
+        &mut self,
+        outcome: CallOutcome,
+        sink: &Arc<dyn Sink>,
+    ) -> Option<(TurnOutcome, Option<String>)> {
+        match outcome {
+            CallOutcome::Output(_) => {
+                // An accepted plan switched modes: the call's result told
+                // the model; the declarations follow.
+                let now = self.permissions.mode();
+                if now != self.mode {
+                    self.mode = now;
+                    self.mode_note = None;
+                    self.sync_decls();
+                }
+                if let Some(answer) = self.permissions.take_turn_end() {
+                    // Nobody could review the plan: it is the answer.
+                    sink.event(Event::Text {
+                        text: answer.clone(),
+                    });
+                    self.last_answer = answer.clone();
+                    return Some((TurnOutcome::Done, Some(answer)));
+                }
+                None
+            }
+            CallOutcome::Stop { error, .. } => Some((
+                TurnOutcome::Failed(TurnError::new(FailureKind::Loop, error)),
+                None,
+            )),
+        }
     }
 
     /// A failed request: keep the partial answer, with not-run results for

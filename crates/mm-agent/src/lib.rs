@@ -26,6 +26,7 @@ pub mod permissions;
 pub mod prompt;
 pub mod schema;
 pub mod start;
+pub mod subagent;
 pub mod tools;
 pub mod version;
 

@@ -33,6 +33,10 @@ pub struct Tools {
     /// The session's background commands, for `/jobs` and to end them
     /// with the session.
     pub jobs: Arc<Jobs>,
+    /// The agents the `task` tool runs, and their finished runs.
+    pub subagents: Arc<crate::subagent::Subagents>,
+    /// Agent files that could not be loaded, one line each.
+    pub agent_warnings: Vec<String>,
 }
 
 /// The tools a small window keeps declared: what a model needs to act on
@@ -150,6 +154,9 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
     }
     let checklist = mm_tools::todo::Checklist::default();
     tools.push(Box::new(mm_tools::todo::Todo::new(checklist.clone())));
+    let (agents, agent_warnings) = crate::subagent::agents(&config.user_dir, cwd);
+    let subagents = Arc::new(crate::subagent::Subagents::new(agents));
+    tools.push(Box::new(crate::subagent::Task::new(subagents.clone())));
     tools.push(Box::new(mm_tools::exit_plan::ExitPlan));
     let toolbox = Toolbox::new(
         tools,
@@ -165,5 +172,7 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
         lsp_missing,
         checklist,
         jobs,
+        subagents,
+        agent_warnings,
     }
 }

@@ -77,3 +77,58 @@ async fn a_replay_shows_what_the_live_turns_showed() {
     );
     assert_eq!(shown(all), live);
 }
+
+/// What a front end shows of an event, a subagent's under its parent.
+fn shown_with_children(events: Vec<Event>) -> Vec<String> {
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ToolStart { info } => Some(format!("start {}", info.id)),
+            Event::ToolEnd { id, output, .. } => Some(format!("end {id}: {output}")),
+            Event::Child { parent, event, .. } => match *event {
+                Event::ToolStart { info } => Some(format!("{parent}> start {}", info.id)),
+                Event::ToolEnd { id, output, .. } => Some(format!("{parent}> end {id}: {output}")),
+                Event::Text { text } => Some(format!("{parent}> text {text}")),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_replay_shows_each_subagents_work_under_its_task_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockServer::start(vec![
+        Reply::tool_call(
+            "t1",
+            "task",
+            r#"{"description":"look","prompt":"list the files"}"#,
+        ),
+        Reply::tool_call("c1", "bash", r#"{"command":"echo listed"}"#),
+        Reply::text("One file."),
+        Reply::text("Done."),
+    ])
+    .await
+    .unwrap();
+    let cfg = config(&mock.url(), dir.path());
+    let mut agent = Agent::new(cfg.clone(), dir.path(), PermissionSource::Terminal).unwrap();
+    let (_, live) = ask(&mut agent, "look around").await;
+    let live = shown_with_children(live.events());
+    assert_eq!(
+        live,
+        [
+            "start t1",
+            "t1> start c1",
+            "t1> end c1: listed\n",
+            "t1> text One file.",
+            "end t1: One file.",
+        ]
+    );
+    drop(agent);
+    let mut again = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
+    again.resume(None).unwrap();
+    let replayed = Recorder::new();
+    again.replay(replayed.clone());
+    assert_eq!(shown_with_children(replayed.events()), live);
+}

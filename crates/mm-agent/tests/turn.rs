@@ -63,7 +63,8 @@ async fn a_text_answer_streams_and_is_kept() {
             "glob",
             "job_output",
             "job_kill",
-            "todo"
+            "todo",
+            "task"
         ]
     );
     assert!(matches!(

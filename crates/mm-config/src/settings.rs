@@ -97,6 +97,8 @@ pub struct Config {
     pub mcp_servers: BTreeMap<String, McpServer>,
     /// How MCP servers are started and declared. User file only.
     pub mcp: McpSettings,
+    /// How subagents (the `task` tool) run. User file only.
+    pub agents: AgentsSettings,
     /// The user's scripts around every step, by event
     /// (docs/reference/hooks.md). User file only: a hook is code that runs.
     pub hooks: BTreeMap<String, Vec<HookGroup>>,
@@ -406,6 +408,15 @@ impl fmt::Debug for McpServer {
     }
 }
 
+/// `agents`: how the `task` tool's subagents run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentsSettings {
+    /// How many subagents of one reply run at the same time (a local
+    /// server with one slot runs them one after the other anyway).
+    pub parallel: u32,
+}
+
 /// `mcp`: bounds and the declaration mode of MCP tools.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -588,6 +599,7 @@ impl Config {
                 tool_timeout: 60,
                 lazy: McpLazy::Auto,
             },
+            agents: AgentsSettings { parallel: 3 },
             user_dir: dirs.config.join("mm"),
         }
     }

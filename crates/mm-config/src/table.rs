@@ -216,6 +216,13 @@ pub const SETTINGS: &[Setting] = &[
         |c, _| c.mcp.tool_timeout.to_string(),
     ),
     row("mcp.lazy", false, |c, _| c.mcp.lazy.to_string()),
+    number(
+        "agents.parallel",
+        false,
+        (1, 16),
+        |c| Some(u64::from(c.agents.parallel)),
+        |c, _| c.agents.parallel.to_string(),
+    ),
     row("hooks", false, show_hooks),
 ];
 

@@ -808,6 +808,7 @@ mod tests {
             output_schema: None,
             constrained_calls: false,
             reasoning_back: false,
+            slot: None,
         })
     }
 

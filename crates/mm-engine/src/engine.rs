@@ -213,6 +213,7 @@ impl Engine {
             output_schema: None,
             constrained_calls: false,
             reasoning_back: false,
+            slot: None,
         };
         // A watchdog of 0 means "never cut".
         let watchdog = if cfg.watchdog == 0 {
@@ -294,7 +295,7 @@ impl Engine {
         self.rebuilt(settings, self.inner.window.clone())
     }
 
-    fn rebuilt(&self, settings: ProviderSettings, window: Window) -> Engine {
+    pub(crate) fn rebuilt(&self, settings: ProviderSettings, window: Window) -> Engine {
         self.rebuilt_with(settings, window, self.inner.text_tool_calls)
     }
 

@@ -28,6 +28,7 @@ fn provider(name: &str) -> Box<dyn Provider> {
         output_schema: None,
         constrained_calls: false,
         reasoning_back: false,
+        slot: None,
     })
 }
 

@@ -40,6 +40,7 @@ fn provider(wire: &str) -> Option<Box<dyn Provider>> {
         output_schema: None,
         constrained_calls: false,
         reasoning_back: false,
+        slot: None,
     }))
 }
 

@@ -27,6 +27,7 @@ pub mod fuzzing;
 mod overflow;
 mod providers;
 pub mod runaway;
+mod slots;
 mod textcalls;
 mod think;
 pub mod types;

@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agents;
 pub mod commands;
 
 use std::collections::BTreeMap;

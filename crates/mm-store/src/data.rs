@@ -64,6 +64,26 @@ pub struct SessionData {
     /// session is continued. Absent when it never kept one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plan: Vec<mm_types::PlanItem>,
+    /// What each subagent (a `task` call) did, by the call's id: its own
+    /// transcript, replayed under the call. Absent when none ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<Subagent>,
+}
+
+/// One subagent's run, kept under the `task` call that started it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subagent {
+    /// The id of the `task` call in the parent's history.
+    pub call_id: String,
+    /// The agent's name (`explore`, `general`, a file's).
+    pub agent: String,
+    /// The subagent's conversation: the job, its replies and tool results
+    /// (its system prompt is not kept).
+    pub messages: Vec<Message>,
+    /// The tokens its requests used (counted in the session's too).
+    #[serde(default, skip_serializing_if = "Usage::is_zero")]
+    pub usage: Usage,
 }
 
 /// The checkpoints a session took of its project's files. Ids are opaque
@@ -152,6 +172,7 @@ impl SessionData {
             cache_key: String::new(),
             forked_from: None,
             plan: Vec::new(),
+            subagents: Vec::new(),
         }
     }
 

@@ -17,8 +17,8 @@ mod project;
 mod store;
 
 pub use data::{
-    CheckpointLog, Compaction, SessionData, TurnCheckpoint, TurnError, VERSION, title_from,
-    title_given,
+    CheckpointLog, Compaction, SessionData, Subagent, TurnCheckpoint, TurnError, VERSION,
+    title_from, title_given,
 };
 pub use error::StoreError;
 pub use mm_redact::REDACTED;

@@ -44,7 +44,7 @@
 //!   the session" (mm-policy records the command's prefix, not the tool)
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
 use mm_detector::{Detector, loop_detected_text, stop_text};
@@ -181,7 +181,7 @@ enum Echo {
 
 /// The tools of one session and its loop detector.
 pub struct Toolbox {
-    tools: Vec<(String, Box<dyn Tool>)>,
+    tools: Vec<(String, Arc<dyn Tool>)>,
     settings: ToolboxSettings,
     detector: Mutex<Detector>,
 }
@@ -190,6 +190,12 @@ impl Toolbox {
     /// A toolbox of `tools`, each known by the name its spec gives, with a
     /// fresh loop detector.
     pub fn new(tools: Vec<Box<dyn Tool>>, settings: ToolboxSettings) -> Toolbox {
+        Toolbox::shared_from(tools.into_iter().map(Arc::from).collect(), settings)
+    }
+
+    /// A toolbox of tools another toolbox holds too (a subagent's, which
+    /// has a loop detector of its own), with a fresh loop detector.
+    pub fn shared_from(tools: Vec<Arc<dyn Tool>>, settings: ToolboxSettings) -> Toolbox {
         let tools = tools
             .into_iter()
             .map(|t| (t.row().name.to_string(), t))
@@ -201,13 +207,24 @@ impl Toolbox {
         }
     }
 
+    /// The tools, shared, in declaration order: what a subagent's toolbox
+    /// is made of.
+    pub fn shared(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools.iter().map(|(_, t)| t.clone()).collect()
+    }
+
+    /// The settings the toolbox was made with.
+    pub fn settings(&self) -> &ToolboxSettings {
+        &self.settings
+    }
+
     /// Add tools that became known after the session began (MCP servers
     /// that finished starting). A name already taken is skipped.
     pub fn add(&mut self, tools: Vec<Box<dyn Tool>>) {
         for tool in tools {
             let name = tool.row().name.to_string();
             if !self.tools.iter().any(|(n, _)| *n == name) {
-                self.tools.push((name, tool));
+                self.tools.push((name, Arc::from(tool)));
             }
         }
     }
@@ -592,6 +609,13 @@ impl Toolbox {
         result: Option<(&str, bool)>,
         ctx: &ToolContext,
     ) {
+        self.replay_start(call_id, name, arguments, ctx);
+        self.replay_end(call_id, name, result, ctx);
+    }
+
+    /// The `ToolStart` half of [`Toolbox::replay`] (what a call did in
+    /// between, a subagent's work, is shown before [`Toolbox::replay_end`]).
+    pub fn replay_start(&self, call_id: &str, name: &str, arguments: &str, ctx: &ToolContext) {
         let input = parse_arguments(arguments).unwrap_or_else(|_| Value::String(arguments.into()));
         let echoes = self.echoes(name);
         let shown = self.describe(name, &input, ctx);
@@ -608,6 +632,17 @@ impl Toolbox {
                 change: None,
             }),
         });
+    }
+
+    /// The `ToolEnd` half of [`Toolbox::replay`].
+    pub fn replay_end(
+        &self,
+        call_id: &str,
+        name: &str,
+        result: Option<(&str, bool)>,
+        ctx: &ToolContext,
+    ) {
+        let echoes = self.echoes(name);
         let (output, failed) = result.unwrap_or(("", true));
         ctx.sink.event(Event::ToolEnd {
             id: call_id.to_string(),

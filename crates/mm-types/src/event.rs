@@ -19,6 +19,8 @@ pub enum ToolKind {
     /// Searches (no tool of mm's says it today; kept for the ACP kind of the
     /// same name).
     Search,
+    /// Thinks: a subagent working on a job (`task`), the ACP kind `think`.
+    Think,
     /// Anything else.
     Other,
 }
@@ -477,6 +479,18 @@ pub enum Event {
     Mode {
         /// The mode now in force.
         mode: AgentMode,
+    },
+    /// An event of a subagent, under the `task` call that runs it: a
+    /// front end shows it in that call's block (JSON mode writes the inner
+    /// event with a `parent` field). A child's `TurnEnd` says how it ended
+    /// and the tokens it used.
+    Child {
+        /// The id of the `task` call the subagent runs for.
+        parent: String,
+        /// The subagent's name (`explore`, `general`, a file's).
+        agent: String,
+        /// What the subagent did.
+        event: Box<Event>,
     },
     /// The turn ended.
     TurnEnd {

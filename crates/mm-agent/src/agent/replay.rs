@@ -17,6 +17,16 @@ impl Agent {
     /// [`Agent::replay`] of `messages` (a conversation of this agent's
     /// tools, saved elsewhere): what a live turn would have shown of it.
     pub fn replay_messages(&self, messages: &[Message], sink: Arc<dyn Sink>) {
+        self.replay_conversation(messages, &sink);
+        let items = self.checklist();
+        if !items.is_empty() {
+            sink.event(Event::Plan { items });
+        }
+    }
+
+    /// The events of `messages` as they went live, a `task` call's
+    /// subagent's own (from the session's records) under the call.
+    fn replay_conversation(&self, messages: &[Message], sink: &Arc<dyn Sink>) {
         let ctx = ToolContext {
             cwd: self.cwd.clone(),
             sink: sink.clone(),
@@ -27,10 +37,25 @@ impl Agent {
         };
         // The calls of the last reply, until their results come.
         let mut open: Vec<&ToolCall> = Vec::new();
+        let call = |call: &ToolCall, result: Option<(&str, bool)>| {
+            self.toolbox
+                .replay_start(&call.id, &call.name, &call.arguments, &ctx);
+            if let Some(child) = self.children.iter().find(|c| c.call_id == call.id) {
+                let sink = crate::subagent::child_sink(sink.clone(), &call.id, &child.agent);
+                self.replay_conversation(&child.messages, &sink);
+                sink.event(Event::TurnEnd {
+                    outcome: TurnOutcome::Done,
+                    counters: Counters::default(),
+                    prompt_tokens: child.usage.prompt_tokens,
+                    completion_tokens: child.usage.completion_tokens,
+                    cached_tokens: child.usage.cached_tokens,
+                });
+            }
+            self.toolbox.replay_end(&call.id, &call.name, result, &ctx);
+        };
         let close = |open: &mut Vec<&ToolCall>| {
-            for call in open.drain(..) {
-                self.toolbox
-                    .replay(&call.id, &call.name, &call.arguments, None, &ctx);
+            for c in open.drain(..) {
+                call(c, None);
             }
         };
         for message in messages {
@@ -76,22 +101,11 @@ impl Agent {
                     ..
                 } => {
                     if let Some(at) = open.iter().position(|c| &c.id == call_id) {
-                        let call = open.remove(at);
-                        self.toolbox.replay(
-                            &call.id,
-                            &call.name,
-                            &call.arguments,
-                            Some((content, *failed)),
-                            &ctx,
-                        );
+                        call(open.remove(at), Some((content, *failed)));
                     }
                 }
             }
         }
         close(&mut open);
-        let items = self.checklist();
-        if !items.is_empty() {
-            sink.event(Event::Plan { items });
-        }
     }
 }

@@ -70,6 +70,7 @@ impl Agent {
         data.checkpoints = self.rewinder.log.clone();
         data.usage = self.usage;
         data.cache_key.clone_from(&self.cache_key);
+        data.subagents.clone_from(&self.children);
         Some(data)
     }
 
@@ -171,6 +172,7 @@ impl Agent {
         self.engine = self.engine.with_cache_key(&self.cache_key);
         self.toolbox.reset_detector();
         self.jobs.kill_all();
+        self.children.clear();
     }
 
     /// This project's saved sessions, most recent first.
@@ -221,6 +223,7 @@ impl Agent {
             .unwrap_or_default();
         self.rewinder.log = session.data.checkpoints.clone();
         self.set_checklist(session.data.plan.clone());
+        self.children = session.data.subagents.clone();
         self.usage = session.data.usage;
         self.in_context = compact::estimate_tokens(self.request_chars(), self.ratio);
         self.cache_key = if session.data.cache_key.is_empty() {
@@ -239,15 +242,17 @@ impl Agent {
         }
     }
 
-    /// [`Agent::save`] with `call` recorded as [`INTERRUPTED`], what the
-    /// file must say if mm dies while the call runs. Later calls of the
+    /// [`Agent::save`] with `calls` recorded as [`INTERRUPTED`], what the
+    /// file must say if mm dies while they run. Later calls of the
     /// same reply have no result yet: on `--continue` they get the not-run
     /// one, which is true of them.
-    pub(super) fn save_running(&mut self, sink: &Arc<dyn Sink>, call: &ToolCall) {
-        let running = Message::tool_result(&call.id, &call.name, INTERRUPTED, true);
-        self.history.push(running);
+    pub(super) fn save_running(&mut self, sink: &Arc<dyn Sink>, calls: &[ToolCall]) {
+        for call in calls {
+            let running = Message::tool_result(&call.id, &call.name, INTERRUPTED, true);
+            self.history.push(running);
+        }
         self.save(sink);
-        self.history.pop();
+        self.history.truncate(self.history.len() - calls.len());
     }
 
     /// Write the session file (created on the first question). A failure is
@@ -276,6 +281,7 @@ impl Agent {
             session.data.usage = self.usage;
             session.data.cache_key.clone_from(&self.cache_key);
             session.data.plan = plan;
+            session.data.subagents.clone_from(&self.children);
             match session.save() {
                 Ok(()) => self.not_saved = None,
                 Err(e) => self.save_failed(sink, &e),

@@ -36,6 +36,9 @@ pub struct ProviderSettings {
     /// The server's template renders earlier turns' reasoning (llama.cpp
     /// `supports_preserve_reasoning`): it goes back with each answer.
     pub reasoning_back: bool,
+    /// llama.cpp's `id_slot`: the slot that serves this engine's requests
+    /// (a subagent's, so that the session's own slot keeps its cache).
+    pub slot: Option<u64>,
 }
 
 impl std::fmt::Debug for ProviderSettings {
@@ -52,6 +55,7 @@ impl std::fmt::Debug for ProviderSettings {
             .field("cache_key", &self.cache_key)
             .field("output_schema", &self.output_schema.is_some())
             .field("constrained_calls", &self.constrained_calls)
+            .field("slot", &self.slot)
             .finish()
     }
 }

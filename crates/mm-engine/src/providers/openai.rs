@@ -237,6 +237,9 @@ impl Provider for OpenAi {
         if let Some(k) = &s.cache_key {
             body["prompt_cache_key"] = json!(k);
         }
+        if let Some(slot) = s.slot {
+            body["id_slot"] = json!(slot);
+        }
         let mut constrained = None;
         if let Some(schema) = &s.output_schema
             && s.constrained_calls
@@ -608,6 +611,7 @@ mod tests {
                 output_schema: None,
                 constrained_calls: false,
                 reasoning_back: false,
+                slot: None,
             },
         )
     }
