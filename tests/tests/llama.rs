@@ -140,8 +140,8 @@ fn mm_against_a_real_llama_server() {
     // Five more questions in the same session, each a new process
     // (--continue), on a window of 1024 tokens that mm's prompt and tools
     // nearly fill: every one is answered, the overflows are compacted
-    // away, and each turn that did not compact read at least 95% of its
-    // prompt from the server's cache.
+    // away, and each turn that did not compact read its whole prompt but
+    // the new question from the server's cache.
     let questions = [
         "What is 2 plus 2?",
         "Name a colour of the sky.",
@@ -149,11 +149,16 @@ fn mm_against_a_real_llama_server() {
         "Say hello in Spanish.",
         "What is the opposite of hot?",
     ];
+    // Each question carries ~50 tokens of notes, so that the window
+    // fills within five turns whatever the fixed part (the short form of
+    // a small window leaves more room than it used to).
+    let notes: String = (0..20).map(|i| format!("note{i} ")).collect::<String>();
     let mut compactions = 0;
     let mut reuse = Vec::new();
     for (i, q) in questions.iter().enumerate() {
         let t = Instant::now();
-        let (done, events) = ask(&sb, &server, &["--continue"], q);
+        let q = format!("{q} (My notes, ignore them: {notes})");
+        let (done, events) = ask(&sb, &server, &["--continue"], &q);
         let end = answered(&format!("question {}", i + 2), &done, &events, &server);
         assert_eq!(
             of_type(&events, "session")[0]["session_id"],
@@ -186,8 +191,10 @@ fn mm_against_a_real_llama_server() {
     );
     assert!(!reuse.is_empty());
     for (turn, cached, prompt) in &reuse {
+        // Only the new question (with its notes, ~70 tokens) and the
+        // template's marks around it are computed again.
         assert!(
-            *cached * 100 >= *prompt * 95,
+            prompt - cached <= 128,
             "turn {turn}: only {cached} of {prompt} prompt tokens came from the cache"
         );
     }

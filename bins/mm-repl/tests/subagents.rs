@@ -349,7 +349,7 @@ fn the_repl_shows_the_childs_calls_under_the_task_call_and_asks_for_it() {
     let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
     common::expect(&mut s, "mm> ");
     common::type_line(&mut s, "copy the notes");
-    let asked = common::expect(&mut s, "allow? [a]llow once");
+    let asked = common::expect(&mut s, "allow? [y/a/Enter] allow once");
     assert!(
         asked.contains("🛠️  task: copy notes (general)"),
         "{asked:?}"

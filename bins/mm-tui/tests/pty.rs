@@ -190,8 +190,24 @@ impl Window {
 
     /// Ctrl-C twice, then wait (bounded) for the exit.
     fn quit(mut self) -> (portable_pty::ExitStatus, Vec<u8>) {
-        self.send("\x03");
-        self.wait_for("Press Ctrl-C again to quit");
+        // A Ctrl-C that lands while a turn is still ending stops that turn
+        // instead of arming the quit: press again until it arms.
+        let deadline = Instant::now() + BOUND;
+        loop {
+            self.send("\x03");
+            let armed = Instant::now() + Duration::from_secs(2);
+            while Instant::now() < armed && !self.screen().contains("Press Ctrl-C again to quit") {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if self.screen().contains("Press Ctrl-C again to quit") {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "Ctrl-C never armed the quit:\n{}",
+                self.screen()
+            );
+        }
         self.send("\x03");
         let deadline = Instant::now() + BOUND;
         loop {
@@ -1162,9 +1178,10 @@ fn a_large_change_scrolls_inside_the_permission_prompt_and_y_allows_it() {
     let mut win = w.spawn();
     win.wait_for("context 0% of 32k");
     win.type_line("rewrite big.txt");
-    let first = win.wait_for("PgDn reads on");
+    win.wait_for("PgDn reads on");
+    // The whole frame: the keys line is drawn with it.
+    let first = win.wait_for("[y/a/Enter] allow once");
     eprintln!("--- window permission prompt, top:\n{}", excerpt(&first));
-    assert!(first.contains("[y/a/Enter] allow once"), "{first}");
     assert!(!first.contains("+LINE 20"), "{first}");
     // PageDown twice: further into the change, inside the prompt.
     win.send("\x1b[6~");

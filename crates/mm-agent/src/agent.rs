@@ -1080,6 +1080,27 @@ impl Agent {
         None
     }
 
+    /// The engine for a side request (a compaction's summaries): on
+    /// llama.cpp with several slots the session keeps slot 0 and the side
+    /// request takes the last, so the session's cached prompt (system
+    /// prompt and tools, which the compacted history still begins with)
+    /// survives it. With one slot there is no other place: the server
+    /// reads the prompt again after a compaction (docs/design.md).
+    async fn side_engine(&mut self) -> Engine {
+        if self.engine.provider() == "ollama" {
+            return self.engine.clone();
+        }
+        match self.engine.server_slots().await {
+            Some(n) if n >= 2 => {
+                if self.engine.slot().is_none() {
+                    self.engine = self.engine.with_slot(0);
+                }
+                self.engine.with_slot(n - 1)
+            }
+            _ => self.engine.clone(),
+        }
+    }
+
     /// Give the `task` tool what its children run with now: the engine,
     /// the tools and declarations in force, and how many may run at once.
     /// A local server with one slot runs them one after the other; on
@@ -1305,7 +1326,7 @@ impl Agent {
             compact::SUMMARY_SYSTEM.to_owned()
         };
         let fixed = system.len() + instruction.len() + compact::SUMMARY_SO_FAR.len();
-        let engine = self.engine.with_max_tokens(summary_tokens);
+        let engine = self.side_engine().await.with_max_tokens(summary_tokens);
         sink.event(Event::Status {
             text: "Compacting".into(),
         });

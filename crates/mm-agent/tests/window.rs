@@ -329,3 +329,60 @@ async fn tool_results_are_sized_to_a_small_window() {
     assert!(result.contains("characters omitted"), "{result}");
     assert!(result.starts_with("1\n2\n") && result.ends_with("5000\n"));
 }
+
+/// A compaction's summaries are side requests: on llama.cpp with two
+/// slots they go to the last slot and the session keeps slot 0, so its
+/// cached prompt survives them; with one slot nothing is pinned.
+#[tokio::test]
+async fn a_compactions_summaries_leave_the_sessions_slot_alone() {
+    for slots in [2u64, 1] {
+        let dir = tempfile::tempdir().unwrap();
+        let mock = MockServer::start_with(
+            vec![Reply::text(format!("answer {}", varied("w", 300)))],
+            Options {
+                repeat: true,
+                routes: vec![mm_mock::Route::get(
+                    "/props",
+                    serde_json::json!({
+                        "total_slots": slots,
+                        "default_generation_settings": {"n_ctx": 8192}
+                    }),
+                )],
+                ..Options::default()
+            },
+        )
+        .await
+        .unwrap();
+        let mut cfg = config(&mock.url(), dir.path());
+        cfg.context_window = ContextWindow::Auto;
+        let mut agent = Agent::new(cfg, dir.path(), PermissionSource::Terminal).unwrap();
+        for i in 0..8 {
+            ask(&mut agent, &format!("question {i}")).await;
+        }
+        let before = mock.requests().len();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            agent.compact(None, Recorder::new(), CancellationToken::new()),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        let summaries = mock.requests().len() - before;
+        assert!(summaries >= 1, "slots {slots}");
+        ask(&mut agent, "after").await;
+        let bodies: Vec<serde_json::Value> = mock.requests().into_iter().map(|r| r.body).collect();
+        let slot = |b: &serde_json::Value| b.get("id_slot").and_then(|v| v.as_u64());
+        let side: Vec<Option<u64>> = bodies[before..before + summaries]
+            .iter()
+            .map(slot)
+            .collect();
+        let next = slot(bodies.last().unwrap());
+        if slots == 2 {
+            assert!(side.iter().all(|s| *s == Some(1)), "{side:?}");
+            assert_eq!(next, Some(0));
+        } else {
+            assert!(side.iter().all(Option::is_none), "{side:?}");
+            assert_eq!(next, None);
+        }
+    }
+}
