@@ -131,26 +131,40 @@ fn child_line(parent: &str, agent: &str, event: &Event) -> Option<serde_json::Va
             prompt_tokens,
             completion_tokens,
             cached_tokens,
-        } => {
-            let (word, error) = outcome_fields(outcome);
-            let mut end = serde_json::json!({
-                "type": "subagent_end",
-                "outcome": word,
-                "counters": counters,
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "cached_tokens": cached_tokens,
-            });
-            if let Some(error) = error {
-                end["error"] = serde_json::Value::from(error);
-            }
-            end
-        }
+        } => end_line(
+            "subagent_end",
+            outcome,
+            counters,
+            [*prompt_tokens, *completion_tokens, *cached_tokens],
+        ),
         other => serde_json::to_value(other).ok()?,
     };
     value["parent"] = serde_json::Value::from(parent);
     value["agent"] = serde_json::Value::from(agent);
     Some(value)
+}
+
+/// A `turn_end` or `subagent_end` line: how it ended (and why, when it
+/// failed) and its counts; `tokens` are prompt, completion and cached.
+fn end_line(
+    kind: &str,
+    outcome: &TurnOutcome,
+    counters: &mm_ui::Counters,
+    tokens: [u64; 3],
+) -> serde_json::Value {
+    let (word, error) = outcome_fields(outcome);
+    let mut end = serde_json::json!({
+        "type": kind,
+        "outcome": word,
+        "counters": counters,
+        "prompt_tokens": tokens[0],
+        "completion_tokens": tokens[1],
+        "cached_tokens": tokens[2],
+    });
+    if let Some(error) = error {
+        end["error"] = serde_json::Value::from(error);
+    }
+    end
 }
 
 impl Sink for JsonSink {
@@ -185,18 +199,12 @@ impl Sink for JsonSink {
                 "completion_tokens": completion_tokens,
                 "cached_tokens": cached_tokens,
             }));
-            let (word, error) = outcome_fields(outcome);
-            let mut end = serde_json::json!({
-                "type": "turn_end",
-                "outcome": word,
-                "counters": counters,
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "cached_tokens": cached_tokens,
-            });
-            if let Some(error) = error {
-                end["error"] = serde_json::Value::from(error);
-            }
+            let end = end_line(
+                "turn_end",
+                outcome,
+                counters,
+                [*prompt_tokens, *completion_tokens, *cached_tokens],
+            );
             self.line(&end);
             return;
         }

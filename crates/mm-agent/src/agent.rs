@@ -254,17 +254,7 @@ impl Agent {
         file_warnings.extend(sandbox_warning);
         warnings.extend(file_warnings.iter().cloned());
         let mode = permissions.mode();
-        let hidden = toolbox.hidden_in(mode);
-        let decls = toolbox
-            .specs()
-            .into_iter()
-            .filter(|s| !hidden.contains(&s.name))
-            .map(|s| ToolDecl {
-                name: s.name,
-                description: s.description,
-                parameters: s.parameters,
-            })
-            .collect();
+        let decls = tools::declarations(&toolbox, mode);
         let store = config
             .sessions
             .enabled

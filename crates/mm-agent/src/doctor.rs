@@ -33,18 +33,7 @@ pub async fn probe(
 /// (decision 24), as the first request would carry it.
 async fn fixed_part(engine: &Engine, config: &Config, cwd: &Path) -> FixedPart {
     let tools = crate::tools::toolbox(config, cwd, &[]);
-    let hidden = tools.toolbox.hidden_in(mm_ui::AgentMode::Allow);
-    let mut decls: Vec<ToolDecl> = tools
-        .toolbox
-        .specs()
-        .into_iter()
-        .filter(|s| !hidden.contains(&s.name))
-        .map(|s| ToolDecl {
-            name: s.name,
-            description: s.description,
-            parameters: s.parameters,
-        })
-        .collect();
+    let mut decls = crate::tools::declarations(&tools.toolbox, mm_ui::AgentMode::Allow);
     let system = crate::prompt::system_prompt(cwd, &Instructions::default());
     let fixed = [Message::system(system.clone()), Message::user("")];
     let bytes = |decls: &[ToolDecl]| {

@@ -50,6 +50,22 @@ const CORE: [&str; 6] = [
     "mcp",
 ];
 
+/// What `toolbox` declares to the model in `mode`: every tool but those
+/// the mode hides (plan mode's tools outside it).
+pub(crate) fn declarations(toolbox: &Toolbox, mode: mm_ui::AgentMode) -> Vec<mm_engine::ToolDecl> {
+    let hidden = toolbox.hidden_in(mode);
+    toolbox
+        .specs()
+        .into_iter()
+        .filter(|s| !hidden.contains(&s.name))
+        .map(|s| mm_engine::ToolDecl {
+            name: s.name,
+            description: s.description,
+            parameters: s.parameters,
+        })
+        .collect()
+}
+
 /// A declaration's short description: its first clause (up to the first
 /// `. ` or `; `), which names what the tool does; the fields keep theirs.
 fn short_description(description: &str) -> String {
