@@ -1292,7 +1292,7 @@ fn quitting_prints_the_last_exchange_into_the_scrollback() {
     win.type_line("first question");
     win.wait_for_idle("The first answer.");
     win.type_line("second question");
-    win.wait_for_idle("answer.");
+    win.wait_for_idle("The second answer.");
     let (status, raw) = win.quit();
     assert!(status.success());
     let raw = String::from_utf8_lossy(&raw);
