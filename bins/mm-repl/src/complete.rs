@@ -1,5 +1,6 @@
 //! Tab completion in the REPL: slash commands from the shared table at the
-//! start of the line, and `@paths` relative to the working directory.
+//! start of the line, and `@mentions`: the project's files matched fuzzily
+//! (`@amain` finds `src/agent/main.rs`), or name by name from a folder.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -47,9 +48,33 @@ pub fn candidates(
         return (0, found);
     }
     if let Some(path) = word.strip_prefix('@') {
-        return (start, path_candidates(path, cwd));
+        return (start, mention_candidates(path, cwd));
     }
     (pos, Vec::new())
+}
+
+/// Most candidates Tab lists for an `@` mention.
+const MAX_MENTIONS: usize = 50;
+
+/// `@partial`: the project's files that hold its letters in order (fuzzy,
+/// as the window's `@` list; .gitignore respected), best first. A path
+/// written from a folder (`@/…`, `@./…`, `@../…`, `@~…`) or one no file
+/// matches completes name by name from its folder instead.
+fn mention_candidates(typed: &str, cwd: &Path) -> Vec<(String, String)> {
+    if !typed.starts_with(['/', '.', '~']) {
+        let files = mm_ui::files::project_files(cwd);
+        let found: Vec<(String, String)> = mm_ui::files::fuzzy(typed, &files, MAX_MENTIONS)
+            .into_iter()
+            .map(|f| {
+                let replacement = format!("@{}", f.replace(' ', "\\ "));
+                (f, replacement)
+            })
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    path_candidates(typed, cwd)
 }
 
 fn path_candidates(typed: &str, cwd: &Path) -> Vec<(String, String)> {
@@ -263,30 +288,34 @@ mod tests {
     }
 
     #[test]
-    fn completes_at_paths_with_dirs_marked() {
+    fn completes_at_paths_fuzzily_and_from_a_folder() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("src")).unwrap();
         std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
         std::fs::write(dir.path().join("my notes.md"), "").unwrap();
         std::fs::write(dir.path().join(".hidden"), "").unwrap();
-        let line = "look at @s";
-        let (start, found) = candidates(line, line.len(), dir.path(), &Commands::builtin());
+        std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+        std::fs::create_dir(dir.path().join("build")).unwrap();
+        std::fs::write(dir.path().join("build/main.rs"), "").unwrap();
+        let c = |line: &str| candidates(line, line.len(), dir.path(), &Commands::builtin());
+        let (start, found) = c("look at @smain");
         assert_eq!(start, 8);
-        assert_eq!(found, [("src/".to_string(), "@src/".to_string())]);
-        let line = "@src/m";
-        let (_, found) = candidates(line, line.len(), dir.path(), &Commands::builtin());
-        assert_eq!(found, [("main.rs".to_string(), "@src/main.rs".to_string())]);
-        let (_, found) = candidates("@my", 3, dir.path(), &Commands::builtin());
         assert_eq!(
             found,
+            [("src/main.rs".to_string(), "@src/main.rs".to_string())]
+        );
+        assert_eq!(
+            c("@mynot").1,
             [("my notes.md".to_string(), "@my\\ notes.md".to_string())]
         );
-        let (_, found) = candidates("@", 1, dir.path(), &Commands::builtin());
-        assert_eq!(found.len(), 2, "hidden files are not offered: {found:?}");
+        let (_, found) = c("@");
+        assert_eq!(found.len(), 2, "no hidden or ignored files: {found:?}");
+        // From a folder: name by name, folders marked.
+        assert_eq!(c("@./s").1, [("src/".to_string(), "@./src/".to_string())]);
         // Nor a name that would write an escape sequence on the terminal.
         std::fs::write(dir.path().join("x\x1b]52;c;aGk=\x07"), "").unwrap();
         std::fs::write(dir.path().join("x\ny"), "").unwrap();
-        let (_, found) = candidates("@x", 2, dir.path(), &Commands::builtin());
-        assert!(found.is_empty(), "{found:?}");
+        assert!(c("@x").1.is_empty(), "{:?}", c("@x").1);
+        assert!(c("@./x").1.is_empty(), "{:?}", c("@./x").1);
     }
 }

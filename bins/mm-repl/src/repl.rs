@@ -287,8 +287,10 @@ impl Repl {
         let cancel = CancellationToken::new();
         let keys = KeyWatch::start(&self.controls, cancel.clone());
         let sink: Arc<dyn Sink> = self.sink.clone();
+        self.sink.turn_running(true);
         self.agent.ask(question, sink, cancel).await;
         drop(keys);
+        self.sink.turn_running(false);
         self.sink.say("");
     }
 

@@ -60,6 +60,9 @@ pub struct TermOptions {
     /// `previewLines`: how many lines of a running command are shown as
     /// they come.
     pub preview_lines: usize,
+    /// `notify`: the bell or an OSC 9 notice when a turn ends or a
+    /// permission waits ([`notice_kind`]).
+    pub notify: mm_agent::config::Notify,
 }
 
 impl TermOptions {
@@ -68,7 +71,32 @@ impl TermOptions {
         TermOptions {
             show_thinking: config.show_thinking,
             preview_lines: config.preview_lines,
+            notify: config.notify,
         }
+    }
+}
+
+/// With `notify: auto` the REPL signals a turn's end or a waiting
+/// permission only once the turn has run this long: it cannot know whether
+/// the terminal has the focus, and a user who waited this long has likely
+/// looked away.
+pub const AUTO_NOTIFY_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether the REPL signals after a turn ran for `ran`: `None` for not,
+/// else `Some(osc9)` (an OSC 9 notice rather than the bell). `bell` and
+/// `osc9` always signal, `off` never, `auto` after [`AUTO_NOTIFY_AFTER`],
+/// with OSC 9 where the terminal is known to show it.
+pub fn notice_kind(
+    notify: mm_agent::config::Notify,
+    ran: std::time::Duration,
+    osc9_shown: bool,
+) -> Option<bool> {
+    use mm_agent::config::Notify;
+    match notify {
+        Notify::Off => None,
+        Notify::Bell => Some(false),
+        Notify::Osc9 => Some(true),
+        Notify::Auto => (ran >= AUTO_NOTIFY_AFTER).then_some(osc9_shown),
     }
 }
 
@@ -270,6 +298,8 @@ impl Live {
 pub struct TermSink {
     state: Arc<Mutex<State>>,
     options: TermOptions,
+    /// When the running turn started, for `notify: auto`.
+    turn_started: Mutex<Option<std::time::Instant>>,
     controls: Arc<Controls>,
     stop: Arc<AtomicBool>,
     spinner: Mutex<Option<JoinHandle<()>>>,
@@ -322,9 +352,34 @@ impl TermSink {
         TermSink {
             state,
             options,
+            turn_started: Mutex::new(None),
             controls,
             stop,
             spinner: Mutex::new(spinner),
+        }
+    }
+
+    /// A turn starts now (for `notify`); `false` when it ended.
+    pub fn turn_running(&self, running: bool) {
+        let mut started = self.turn_started.lock().unwrap_or_else(|e| e.into_inner());
+        if !running && let Some(at) = *started {
+            self.notice_if_away(at.elapsed(), mm_ui::words::NOTICE_DONE);
+        }
+        *started = running.then(std::time::Instant::now);
+    }
+
+    /// The bell or an OSC 9 notice, as `notify` and [`notice_kind`] say.
+    fn notice_if_away(&self, ran: std::time::Duration, text: &str) {
+        let osc9_shown = mm_ui::words::shows_osc9(
+            std::env::var("TERM_PROGRAM").ok().as_deref(),
+            std::env::var("TERM").ok().as_deref(),
+        );
+        if let Some(osc9) = notice_kind(self.options.notify, ran, osc9_shown) {
+            let mut s = self.lock();
+            if s.screen.is_tty(Target::Info) {
+                s.screen
+                    .write_own(Target::Info, &mm_ui::words::notice_sequence(osc9, text));
+            }
         }
     }
 
@@ -525,6 +580,16 @@ impl TermSink {
     }
 
     async fn ask(&self, info: &ToolInfo) -> Decision {
+        let waited = self
+            .turn_started
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map(|at| at.elapsed());
+        if let Some(ran) = waited
+            && self.controls.can_ask()
+        {
+            self.notice_if_away(ran, mm_ui::words::NOTICE_ASKING);
+        }
         let rx = {
             let mut s = self.lock();
             let st = &mut *s;
@@ -699,7 +764,29 @@ impl State {
         for line in diff_lines(&info, preview, asked) {
             show_diff_line(&mut self.screen, line, INDENT);
         }
+        // As the window marks it: a failed call says so in red.
+        if status == ToolStatus::Failed {
+            self.screen.write_styled(
+                Target::Info,
+                Style::Red,
+                &format!("{INDENT}✗ {}", failure_mark(output)),
+            );
+            self.screen.write(Target::Info, "\n");
+        }
     }
+}
+
+/// How a failed call ended, in two words: `exit 3`, `killed by signal 9
+/// (SIGKILL)`, else `failed`.
+pub fn failure_mark(output: &str) -> String {
+    output
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("[exit code: ")?.strip_suffix(']'))
+        .map_or_else(
+            || "failed".to_string(),
+            |how| how.replace("exit status ", "exit "),
+        )
 }
 
 fn flush_answer(st: &mut State) {
@@ -885,6 +972,26 @@ impl Sink for TermSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notify_auto_waits_ten_seconds_in_the_repl() {
+        use mm_agent::config::Notify;
+        let short = std::time::Duration::from_secs(2);
+        assert_eq!(notice_kind(Notify::Auto, short, true), None);
+        assert_eq!(
+            notice_kind(Notify::Auto, AUTO_NOTIFY_AFTER, false),
+            Some(false)
+        );
+        assert_eq!(
+            notice_kind(Notify::Auto, AUTO_NOTIFY_AFTER, true),
+            Some(true)
+        );
+        assert_eq!(notice_kind(Notify::Bell, short, true), Some(false));
+        assert_eq!(notice_kind(Notify::Osc9, short, false), Some(true));
+        assert_eq!(notice_kind(Notify::Off, AUTO_NOTIFY_AFTER, true), None);
+        assert_eq!(failure_mark("x\n[exit code: exit status 3]"), "exit 3");
+        assert_eq!(failure_mark("[command rejected by the user]"), "failed");
+    }
     use crate::screen::tests::{Buffer, output};
     use mm_ui::{FileChange, ToolKind};
     use std::time::Duration;
@@ -899,6 +1006,7 @@ mod tests {
             TermOptions {
                 show_thinking,
                 preview_lines: 5,
+                notify: mm_agent::config::Notify::Off,
             },
             controls.clone(),
         );

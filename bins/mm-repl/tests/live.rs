@@ -229,3 +229,152 @@ fn a_permission_prompt_takes_y_n_and_enter_and_says_so() {
     assert_eq!(result(3), "enter-key\n");
     assert_eq!(result(5), "[command rejected by the user]");
 }
+
+/// Issue 37, point 2: Tab after `@partial` completes a project file
+/// matched fuzzily (what .gitignore leaves out is not offered); with several
+/// matches a second Tab lists them.
+#[test]
+fn tab_completes_a_mention_fuzzily_from_the_projects_files() {
+    let w = World::new(vec![Reply::text("Read it.")], "");
+    std::fs::create_dir_all(w.cwd.join("src/agent")).unwrap();
+    std::fs::create_dir_all(w.cwd.join("target")).unwrap();
+    std::fs::write(w.cwd.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(w.cwd.join("src/agent/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(w.cwd.join("src/lib.rs"), "\n").unwrap();
+    std::fs::write(w.cwd.join("target/agent_main.rs"), "\n").unwrap();
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    s.send("look at @agmain\t").unwrap();
+    let completed = expect(&mut s, "@src/agent/main.rs");
+    eprintln!("--- REPL after @agmain Tab:\n{}", plain(&completed));
+    s.send(" please\r").unwrap();
+    expect(&mut s, "Read it.");
+    expect(&mut s, PROMPT);
+    let chats = w.chats();
+    let asked = serde_json::to_string(&messages(&chats[0])).unwrap();
+    assert!(
+        asked.contains("look at @src/agent/main.rs please"),
+        "{asked}"
+    );
+    // Several matches: the second Tab lists them.
+    s.send("@rs\t\t").unwrap();
+    let listed = expect(&mut s, "src/lib.rs");
+    let listed = format!("{listed}{}", expect(&mut s, PROMPT));
+    eprintln!("--- REPL after @rs Tab Tab:\n{}", plain(&listed));
+    assert!(listed.contains("src/agent/main.rs"), "{listed}");
+    assert!(!listed.contains("agent_main"), "{listed}");
+    s.send("\x15").unwrap();
+    quit(s);
+}
+
+fn bash_call(id: &str, command: &str) -> Reply {
+    Reply::tool_call(
+        id,
+        "bash",
+        serde_json::json!({ "command": command }).to_string(),
+    )
+}
+
+/// Issue 37, point 11: the recap counts the commands that ran, not the
+/// rejected one; a failed command is marked as failed.
+#[test]
+fn the_recap_counts_only_commands_that_ran_and_a_failed_one_is_marked() {
+    let w = World::new(
+        vec![
+            Reply::stream(vec![
+                Step::ToolCall {
+                    index: 0,
+                    id: Some("c1".into()),
+                    name: "bash".into(),
+                    arguments: r#"{"command":"echo ran-marker"}"#.into(),
+                },
+                Step::ToolCall {
+                    index: 1,
+                    id: Some("c2".into()),
+                    name: "bash".into(),
+                    arguments: r#"{"command":"echo not-this"}"#.into(),
+                },
+            ]),
+            Reply::text("Two asked."),
+            bash_call("c3", "echo oops-marker; exit 3"),
+            Reply::text("It failed."),
+        ],
+        "permissions: ask\n",
+    );
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    let ask = "[n/r] reject";
+    type_line(&mut s, "two commands");
+    expect(&mut s, ask);
+    s.send("y").unwrap();
+    expect(&mut s, ask);
+    s.send("n").unwrap();
+    expect(&mut s, "why?");
+    s.send("\r").unwrap();
+    let recap = expect(&mut s, "Two asked.");
+    let recap = format!("{recap}{}", expect(&mut s, PROMPT));
+    eprintln!(
+        "--- REPL recap after one allowed, one rejected:\n{}",
+        plain(&recap)
+    );
+    assert!(recap.contains("⚙ 1 command(s)"), "{recap:?}");
+    assert!(!recap.contains("⚙ 2 command(s)"), "{recap:?}");
+    type_line(&mut s, "a failing one");
+    expect(&mut s, ask);
+    s.send("y").unwrap();
+    let failed = expect(&mut s, "It failed.");
+    eprintln!("--- REPL after a failing command:\n{}", plain(&failed));
+    assert!(failed.contains("✗ exit 3"), "{failed:?}");
+    expect(&mut s, PROMPT);
+    quit(s);
+}
+
+/// Issue 37, point 11: a stopped answer adds no output tokens.
+#[test]
+fn a_cancelled_answer_adds_no_output_tokens() {
+    let usage = r#"data: {"id":"u","object":"chat.completion.chunk","created":1,"model":"test","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":77,"total_tokens":197}}"#;
+    let w = World::new(
+        vec![Reply::stream(vec![
+            Step::text("Part one.\n\n"),
+            Step::raw(usage),
+            Step::stall(12_000),
+            Step::text("Never."),
+        ])],
+        "",
+    );
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "go");
+    expect(&mut s, "Part one.");
+    std::thread::sleep(Duration::from_millis(300));
+    s.send("\x1b").unwrap();
+    let stopped = expect(&mut s, "[cancelled]");
+    let stopped = format!("{stopped}{}", expect(&mut s, PROMPT));
+    eprintln!("--- REPL after a cancelled answer:\n{}", plain(&stopped));
+    assert!(!stopped.contains("out 77"), "{stopped:?}");
+    assert!(stopped.contains("out 0"), "{stopped:?}");
+    quit(s);
+}
+
+/// Issue 37, point 11: `notify: osc9` in the REPL sends an OSC 9 notice when
+/// a turn ends (and `off`, the test's other run, sends nothing).
+#[test]
+fn notify_sends_an_osc9_notice_when_a_turn_ends() {
+    for (setting, want) in [("osc9", true), ("off", false)] {
+        let w = World::new(
+            vec![Reply::text("Done here.")],
+            &format!("notify: {setting}\n"),
+        );
+        let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+        expect(&mut s, PROMPT);
+        type_line(&mut s, "hello");
+        let ended = expect(&mut s, PROMPT);
+        assert!(ended.contains("Done here."), "{ended:?}");
+        assert_eq!(
+            ended.contains("\x1b]9;mm: the answer is ready\x07"),
+            want,
+            "notify: {setting}: {ended:?}"
+        );
+        quit(s);
+    }
+}

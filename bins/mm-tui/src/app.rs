@@ -71,6 +71,8 @@ pub struct App {
     focused: bool,
     /// A permission question was up at the last look, for `notify`.
     was_asking: bool,
+    /// The project's files for the `@` list, walked when it first opens.
+    files: Option<Vec<String>>,
 }
 
 impl App {
@@ -103,6 +105,7 @@ impl App {
             pick: None,
             focused: true,
             was_asking: false,
+            files: None,
         };
         if let Slot::Idle(agent) = &app.slot {
             if !agent.history().is_empty() {
@@ -121,6 +124,35 @@ impl App {
 
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// The last question and the text of its answer, sanitised, for the
+    /// terminal's own scrollback once the window has closed (the alternate
+    /// screen leaves nothing behind). `None` before the first question.
+    pub fn last_exchange(&self) -> Option<String> {
+        let t = self.shared.lock();
+        let entries = t.entries();
+        let at = entries
+            .iter()
+            .rposition(|e| matches!(e.kind, EntryKind::Question(_)))?;
+        let mut out = String::new();
+        if let EntryKind::Question(q) = &entries[at].kind {
+            out.push_str(&format!("› {}\n", mm_ui::sanitize(q.trim_end())));
+        }
+        let answer: String = entries[at + 1..]
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EntryKind::Answer(a) => Some(a.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        if !answer.trim().is_empty() {
+            out.push('\n');
+            out.push_str(mm_ui::sanitize(answer.trim_end()).as_ref());
+            out.push('\n');
+        }
+        Some(out)
     }
 
     /// Run until the user quits or `events` ends.
@@ -677,16 +709,31 @@ impl App {
     /// Keep the open list in step with what is typed.
     fn refresh_popup(&mut self) {
         match self.ui.popup.as_ref().map(|p| p.kind) {
-            Some(Kind::Commands) | None => {
-                self.ui.popup = popup::picker_for(&self.ui.text(), &self.commands)
+            Some(Kind::Commands | Kind::Paths) | None => {
+                self.ui.popup =
+                    popup::picker_for(&self.ui.text(), &self.commands).or_else(|| self.file_list());
             }
-            Some(Kind::Paths) => self.ui.popup = None,
             Some(Kind::Pick) => {
                 if let Some(pick) = &self.pick {
                     self.ui.popup = Some(popup::pick_popup(pick, &self.ui.text()));
                 }
             }
         }
+    }
+
+    /// The `@` list for the mention under the cursor, if one is typed there.
+    fn file_list(&mut self) -> Option<popup::Popup> {
+        let (row, col) = {
+            let c = self.ui.input.cursor();
+            (c.0, c.1)
+        };
+        let line = self.ui.input.lines().get(row)?;
+        let m = popup::mention_at(line, col)?;
+        let cwd = &self.cwd;
+        let files = self
+            .files
+            .get_or_insert_with(|| mm_ui::files::project_files(cwd));
+        popup::file_popup(files, &m.partial)
     }
 
     /// The `@path` under the cursor: complete it as far as it is certain,
@@ -1228,13 +1275,52 @@ mod tests {
     }
 
     #[test]
+    fn typing_at_opens_the_file_list_and_it_filters_fuzzily() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(dir.path().join("src/mod.rs"), "").unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+        std::fs::create_dir(dir.path().join("build")).unwrap();
+        std::fs::write(dir.path().join("build/out.rs"), "").unwrap();
+        let mut app = app(dir.path());
+        let labels = |app: &App| -> Vec<String> {
+            app.ui
+                .popup
+                .as_ref()
+                .map(|p| p.items.iter().map(|i| i.label.clone()).collect())
+                .unwrap_or_default()
+        };
+        typed(&mut app, "read @");
+        assert_eq!(labels(&app), ["src/main.rs", "src/mod.rs"]);
+        typed(&mut app, "smd");
+        assert_eq!(labels(&app), ["src/mod.rs"]);
+        key(&mut app, KeyCode::Enter);
+        assert_eq!(app.ui.text(), "read @src/mod.rs ");
+        assert!(app.ui.popup.is_none());
+        typed(&mut app, "and");
+        assert!(
+            app.ui.popup.is_none(),
+            "the list stays closed after the mention"
+        );
+        // Esc closes it; nothing matching closes it too.
+        typed(&mut app, " @ma");
+        assert_eq!(labels(&app), ["src/main.rs"]);
+        key(&mut app, KeyCode::Esc);
+        assert!(app.ui.popup.is_none());
+        typed(&mut app, "qqq");
+        assert!(app.ui.popup.is_none());
+    }
+
+    #[test]
     fn tab_completes_a_path_and_lists_choices() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("src")).unwrap();
         std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
         std::fs::write(dir.path().join("src/mod.rs"), "").unwrap();
         let mut app = app(dir.path());
-        typed(&mut app, "read @sr");
+        // With the `@` list closed (Esc), Tab completes by folder.
+        app.ui.set_text("read @sr");
         key(&mut app, KeyCode::Tab);
         assert_eq!(app.ui.text(), "read @src/");
         key(&mut app, KeyCode::Tab);

@@ -61,6 +61,16 @@ fn main() -> ExitCode {
             .run(&mut term, events, signals(caught.clone()).boxed())
             .await;
         terminal::leave();
+        // The alternate screen is gone: the last exchange stays in the
+        // terminal's scrollback (not after a signal: nobody reads it).
+        if caught.load(Ordering::SeqCst) == 0
+            && let Some(last) = app.last_exchange()
+        {
+            use std::io::Write;
+            let mut out = std::io::stdout();
+            let _ = out.write_all(last.as_bytes());
+            let _ = out.flush();
+        }
         stop_tools();
         drop(demo);
         let signal = caught.load(Ordering::SeqCst);

@@ -1,5 +1,7 @@
 //! The lists that open above the input: the `/` picker over the shared
-//! command table, the `@` path completions, and a command's own choices.
+//! command table, the `@` file list (fuzzy over the project's files; Tab on
+//! a path with the list closed completes it by folder), and a command's own
+//! choices.
 
 use std::path::Path;
 
@@ -209,6 +211,32 @@ pub fn path_popup(paths: &[String]) -> Popup {
     }
 }
 
+/// Most rows of the `@` file list (the best matches of what is typed).
+pub const MAX_FILE_ROWS: usize = 50;
+
+/// The `@` list: the project files that match `partial` fuzzily, best
+/// first; taking a row puts `@path ` in the input (a space after it, so the
+/// list stays closed for the words that follow). `None` when nothing matches.
+pub fn file_popup(files: &[String], partial: &str) -> Option<Popup> {
+    let found = mm_ui::files::fuzzy(partial, files, MAX_FILE_ROWS);
+    if found.is_empty() {
+        return None;
+    }
+    Some(Popup {
+        kind: Kind::Paths,
+        items: found
+            .into_iter()
+            .map(|p| Item {
+                insert: format!("{} ", mention_text(&p)),
+                label: p,
+                detail: String::new(),
+                run: false,
+            })
+            .collect(),
+        selected: 0,
+    })
+}
+
 /// The rows of `pick` that hold what is typed (see [`mm_agent::commands::Pick::filter`]).
 pub fn pick_popup(pick: &mm_agent::commands::Pick, typed: &str) -> Popup {
     Popup {
@@ -281,5 +309,22 @@ mod tests {
         assert_eq!(common_prefix(&paths(dir.path(), "src/m")), "src/m");
         assert_eq!(common_prefix(&["abcd".into(), "abce".into()]), "abc");
         assert_eq!(mention_text("my file.txt"), "@my\\ file.txt");
+    }
+
+    #[test]
+    fn the_file_list_filters_fuzzily_and_inserts_the_mention_with_a_space() {
+        let files: Vec<String> = ["README.md", "src/agent/main.rs", "my file.txt"]
+            .map(String::from)
+            .to_vec();
+        let p = file_popup(&files, "amain").unwrap();
+        assert_eq!(p.items.len(), 1);
+        assert_eq!(p.items[0].label, "src/agent/main.rs");
+        assert_eq!(p.items[0].insert, "@src/agent/main.rs ");
+        assert_eq!(file_popup(&files, "").unwrap().items.len(), 3);
+        assert_eq!(
+            file_popup(&files, "myf").unwrap().items[0].insert,
+            "@my\\ file.txt "
+        );
+        assert_eq!(file_popup(&files, "qqq"), None);
     }
 }

@@ -1247,3 +1247,78 @@ fn a_subagents_calls_show_in_its_task_block_and_ask_in_the_window() {
     let (status, _) = win.quit();
     assert!(status.success(), "exit status {status:?}");
 }
+
+/// Issue 37, point 2: `@` opens a list of the project's files (not what
+/// .gitignore leaves out), typing filters it fuzzily, Enter puts the
+/// mention in the input.
+#[test]
+fn typing_at_opens_a_fuzzy_file_list_in_the_window() {
+    let w = World::with(vec![Reply::text("Read it.")], "");
+    std::fs::create_dir_all(w.cwd.join("src/agent")).unwrap();
+    std::fs::create_dir_all(w.cwd.join("target")).unwrap();
+    std::fs::write(w.cwd.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(w.cwd.join("src/agent/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(w.cwd.join("src/lib.rs"), "\n").unwrap();
+    std::fs::write(w.cwd.join("target/ignored.rs"), "\n").unwrap();
+    let mut win = w.spawn();
+    win.wait_for("context 0% of 32k");
+    win.send("look at @");
+    let open = win.wait_for(" files ");
+    eprintln!("--- window after typing @:\n{}", excerpt(&open));
+    assert!(open.contains("src/lib.rs"), "{open}");
+    assert!(open.contains("src/agent/main.rs"), "{open}");
+    assert!(!open.contains("ignored.rs"), "{open}");
+    win.send("agmain");
+    let filtered = win.wait_for("@agmain");
+    let filtered = if filtered.contains("src/lib.rs") {
+        std::thread::sleep(Duration::from_millis(300));
+        win.screen()
+    } else {
+        filtered
+    };
+    eprintln!("--- window after typing agmain:\n{}", excerpt(&filtered));
+    assert!(filtered.contains("src/agent/main.rs"), "{filtered}");
+    assert!(!filtered.contains("src/lib.rs"), "{filtered}");
+    win.send("\r");
+    let taken = win.wait_for("look at @src/agent/main.rs");
+    assert!(!taken.contains(" files "), "{taken}");
+    win.type_line("please");
+    win.wait_for_idle("Read it.");
+    let asked = serde_json::to_string(&w.chats()[0]).unwrap();
+    assert!(
+        asked.contains("look at @src/agent/main.rs please"),
+        "{asked}"
+    );
+    let (status, _) = win.quit();
+    assert!(status.success());
+}
+
+/// Issue 37, point 11: quitting leaves the last exchange in the terminal's
+/// scrollback, after the alternate screen is gone.
+#[test]
+fn quitting_prints_the_last_exchange_into_the_scrollback() {
+    let w = World::with(
+        vec![
+            Reply::text("The first answer."),
+            Reply::text("The **second** answer."),
+        ],
+        "",
+    );
+    let mut win = w.spawn();
+    win.wait_for("context 0% of 32k");
+    win.type_line("first question");
+    win.wait_for_idle("The first answer.");
+    win.type_line("second question");
+    win.wait_for_idle("The second answer.");
+    let (status, raw) = win.quit();
+    assert!(status.success());
+    let raw = String::from_utf8_lossy(&raw);
+    let left = raw
+        .rfind("\x1b[?1049l")
+        .expect("the alternate screen is left");
+    let after = &raw[left..];
+    eprintln!("--- printed after the window closed:\n{after}");
+    assert!(after.contains("› second question"), "{after:?}");
+    assert!(after.contains("The **second** answer."), "{after:?}");
+    assert!(!after.contains("first question"), "{after:?}");
+}

@@ -924,7 +924,12 @@ impl Agent {
             };
             // Something answered: the turn's history is kept from here on.
             before_compaction = None;
-            if let Some(u) = generation.usage {
+            if let Some(mut u) = generation.usage {
+                // A stopped answer is not counted as written: what the
+                // user stopped adds no output tokens to the session.
+                if generation.cancelled {
+                    u.completion_tokens = 0;
+                }
                 self.take_usage(u, usage, sink);
             }
             if let Some(text) = self.cache_watch.observe(&self.engine, &generation) {
@@ -990,9 +995,10 @@ impl Agent {
         cancel: &CancellationToken,
         counters: &mut Counters,
     ) -> Option<TurnOutcome> {
+        let ran = crate::ran::RanSink::new(sink.clone());
         let ctx = ToolContext {
             cwd: self.cwd.clone(),
-            sink: sink.clone(),
+            sink: ran.clone(),
             cancel: cancel.clone(),
             permissions: self.permissions.clone(),
             max_output: self.output_budget(),
@@ -1042,7 +1048,9 @@ impl Agent {
             };
             let mut ended = None;
             for (call, outcome) in group.iter().zip(outcomes) {
-                counters.count(self.toolbox.family(&call.name));
+                if ran.ran(&call.id) {
+                    counters.count(self.toolbox.family(&call.name));
+                }
                 self.history.push(Message::tool_result(
                     &call.id,
                     &call.name,

@@ -24,6 +24,7 @@ pub mod mcp;
 pub mod mention;
 pub mod permissions;
 pub mod prompt;
+mod ran;
 pub mod schema;
 pub mod start;
 pub mod subagent;

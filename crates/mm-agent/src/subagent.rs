@@ -444,8 +444,9 @@ async fn run_child(
     let system = system_prompt(agent, host);
     let retry = host.config.constrained_calls == mm_config::ConstrainedCalls::Auto;
     let constrained = !decls.is_empty() && engine.constrains_calls(host.config.constrained_calls);
+    let ran = crate::ran::RanSink::new(sink.clone());
     let child_ctx = ToolContext {
-        sink: sink.clone(),
+        sink: ran.clone(),
         call_id: String::new(),
         ..ctx.clone()
     };
@@ -524,7 +525,9 @@ async fn run_child(
             let outcome = toolbox
                 .call(&call.id, &call.name, &call.arguments, &child_ctx)
                 .await;
-            run.counters.count(toolbox.family(&call.name));
+            if ran.ran(&call.id) {
+                run.counters.count(toolbox.family(&call.name));
+            }
             let failed = outcome.failed();
             run.messages.push(Message::tool_result(
                 &call.id,

@@ -9,6 +9,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod clipboard;
+pub mod files;
 pub use mm_types::fold;
 mod highlight;
 pub mod markdown;

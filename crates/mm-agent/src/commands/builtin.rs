@@ -231,6 +231,8 @@ async fn rewind(agent: &mut Agent, call: Call<'_>, sink: Arc<dyn Sink>, way: Dir
                 names.join(", ")
             ))
         }
+        // Nothing to take back is a plain reply, not a failure.
+        Err(e @ crate::checkpoint::RewindError::Nothing(_)) => Outcome::Say(e.to_string()),
         Err(e) => Outcome::Error(e.to_string()),
     }
 }
