@@ -448,6 +448,7 @@ pub fn kind(kind: mm_ui::ToolKind) -> ToolKind {
         mm_ui::ToolKind::Edit => ToolKind::Edit,
         mm_ui::ToolKind::Execute => ToolKind::Execute,
         mm_ui::ToolKind::Search => ToolKind::Search,
+        mm_ui::ToolKind::Fetch => ToolKind::Fetch,
         mm_ui::ToolKind::Other => ToolKind::Other,
     }
 }

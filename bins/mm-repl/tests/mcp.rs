@@ -129,12 +129,13 @@ fn the_model_calls_mcp_time_and_gets_the_result_in_the_next_request() {
             "glob",
             "job_output",
             "job_kill",
+            "web_fetch",
             "todo",
             "mcp__time__get_current_time",
             "mcp__time__convert_time"
         ]
     );
-    let decl = &chats[0]["tools"][9]["function"];
+    let decl = &chats[0]["tools"][10]["function"];
     assert_eq!(
         decl["description"],
         "Get current time in a specific timezone"
@@ -242,11 +243,12 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "glob",
             "job_output",
             "job_kill",
+            "web_fetch",
             "todo",
             "mcp"
         ]
     );
-    let listing = chats[0]["tools"][9]["function"]["description"]
+    let listing = chats[0]["tools"][10]["function"]["description"]
         .as_str()
         .unwrap();
     assert!(
@@ -277,14 +279,15 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "glob",
             "job_output",
             "job_kill",
+            "web_fetch",
             "todo",
             "mcp",
             "mcp__everything__echo"
         ]
     );
     assert_eq!(
-        chats[1]["tools"].as_array().unwrap()[..9],
-        chats[0]["tools"].as_array().unwrap()[..9],
+        chats[1]["tools"].as_array().unwrap()[..10],
+        chats[0]["tools"].as_array().unwrap()[..10],
         "the prefix changed"
     );
     let third = messages(&chats[2]);

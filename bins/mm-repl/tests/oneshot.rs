@@ -61,6 +61,7 @@ fn stdout_is_the_answer_and_tool_lines_go_to_stderr() {
             "glob",
             "job_output",
             "job_kill",
+            "web_fetch",
             "todo"
         ]
     );
@@ -636,7 +637,7 @@ fn a_small_window_declares_only_the_core_tools_and_says_so() {
     assert!(bash["parameters"]["properties"].get("background").is_none());
     assert!(!bash["description"].as_str().unwrap().contains("background"));
     assert!(
-        stderr.contains("the model's window (2048 tokens) is small: only bash, read_file, write_file, edit_file are declared (grep, glob, job_output, job_kill, todo left out)"),
+        stderr.contains("the model's window (2048 tokens) is small: only bash, read_file, write_file, edit_file are declared (grep, glob, job_output, job_kill, web_fetch, todo left out)"),
         "{stderr}"
     );
 }

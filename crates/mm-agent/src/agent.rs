@@ -772,7 +772,7 @@ impl Agent {
                 .await;
         }
         if matches!(outcome, TurnOutcome::Failed(_) | TurnOutcome::Cancelled)
-            && matches!(self.history.last(), Some(Message::User { content }) if *content == question)
+            && matches!(self.history.last(), Some(Message::User { content, .. }) if *content == question)
         {
             // Nothing at all answered it: drop it
             // (docs/architecture.md#the-history-is-kept).

@@ -167,6 +167,8 @@ pub enum Subject {
     Command(String),
     /// The absolute path a file tool reads or writes.
     Path(PathBuf),
+    /// The host of the URL `web_fetch` reads (`domain:` rules).
+    Domain(String),
 }
 
 impl Subject {
@@ -176,6 +178,7 @@ impl Subject {
             Subject::None => mm_policy::Subject::None,
             Subject::Command(c) => mm_policy::Subject::Command(c),
             Subject::Path(p) => mm_policy::Subject::Path(p),
+            Subject::Domain(h) => mm_policy::Subject::Domain(h),
         }
     }
 }

@@ -19,6 +19,8 @@ pub enum ToolKind {
     /// Searches (no tool of mm's says it today; kept for the ACP kind of the
     /// same name).
     Search,
+    /// Reads a web page (`web_fetch`, `web_search`).
+    Fetch,
     /// Anything else.
     Other,
 }
