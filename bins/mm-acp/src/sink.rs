@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, PermissionOption, PermissionOptionKind,
-    Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate, TextContent, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UsageUpdate,
+    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, ImageContent, PermissionOption,
+    PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
+    SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use futures::future::BoxFuture;
 use mm_ui::{Decision, Event, FileChange, PlanReview, Sink, TokenCounts, ToolInfo, ToolStatus};
@@ -158,6 +158,8 @@ struct Call {
     info: ToolInfo,
     running: bool,
     done: bool,
+    /// Pictures the call returned, shown with its result.
+    images: Vec<mm_agent::Image>,
 }
 
 struct State {
@@ -254,6 +256,7 @@ impl AcpSink {
             info,
             running: false,
             done: false,
+            images: Vec::new(),
         });
     }
 
@@ -293,6 +296,12 @@ impl AcpSink {
                     .into_iter()
                     .collect();
                 content.push(text_content(output));
+                content.extend(call.images.iter().map(|i| {
+                    ToolCallContent::from(ContentBlock::Image(ImageContent::new(
+                        i.data.clone(),
+                        i.media_type.clone(),
+                    )))
+                }));
                 (ToolCallStatus::Completed, content)
             }
             // A call a saved session has no result for ends with no text.
@@ -340,6 +349,12 @@ impl Sink for AcpSink {
             }
             Event::ToolStart { info } => self.tool_start(info),
             Event::ToolRunning { id } => self.tool_running(&id),
+            Event::ToolImages { id, images } => {
+                let mut state = self.state();
+                if let Some(&index) = state.by_engine_id.get(&id) {
+                    state.calls[index].images = images;
+                }
+            }
             Event::ToolEnd {
                 id, status, output, ..
             } => self.tool_end(&id, status, &output),

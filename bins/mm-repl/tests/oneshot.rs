@@ -436,7 +436,7 @@ fn a_custom_command_runs_as_the_one_shot_question() {
     let first = messages(&w.chats()[0]);
     assert_eq!(
         first[1]["content"],
-        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]"
+        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]\n```\npub fn f() {}\n```"
     );
     // The clash is refused at start, naming the file.
     let clash = std::fs::canonicalize(w.cwd.join(".mm/commands/new.md")).unwrap();

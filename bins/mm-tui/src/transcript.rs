@@ -309,6 +309,8 @@ impl Transcript {
                 t.output = output;
                 t.live_dropped = 0;
             }),
+            // The result's text names the picture; the window shows that.
+            Event::ToolImages { .. } => {}
             Event::ToolOutput { id, text } => self.edit_tool(&id, |t| {
                 t.output.push_str(&text);
                 keep_tail(t);

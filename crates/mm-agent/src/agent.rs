@@ -708,6 +708,19 @@ impl Agent {
         sink: Arc<dyn Sink>,
         cancel: CancellationToken,
     ) -> TurnReport {
+        self.ask_with(question, mention::Extra::default(), sink, cancel)
+            .await
+    }
+
+    /// [`Agent::ask`] with what an editor sends besides the text: paths
+    /// attached as mentions are (`resource_link`) and pictures.
+    pub async fn ask_with(
+        &mut self,
+        question: &str,
+        extra: mention::Extra,
+        sink: Arc<dyn Sink>,
+        cancel: CancellationToken,
+    ) -> TurnReport {
         let first = !self.hook_session_started;
         self.hook_session_started = true;
         let mut counters = Counters::default();
@@ -741,11 +754,25 @@ impl Agent {
             }
         };
         self.rewinder.start_turn(question);
-        for path in mention::attached(question, &self.cwd) {
-            let size = mention::size_of(&self.cwd, &path);
-            sink.event(Event::Attached { path, size });
+        let sees = self.engine.sees_images();
+        let attachments = mention::attachments(
+            question,
+            &extra.paths,
+            &self.cwd,
+            self.output_budget(),
+            sees,
+        );
+        // Said once, here, for every front end.
+        for a in &attachments {
+            sink.event(Event::Attached {
+                path: a.path.clone(),
+                size: a.size.clone(),
+            });
         }
-        let mut question = mention::expand(question, &self.cwd);
+        let mut images: Vec<mm_engine::Image> =
+            attachments.iter().filter_map(|a| a.image.clone()).collect();
+        images.extend(extra.images);
+        let mut question = mention::expand_with(question, &attachments);
         if !context.is_empty() {
             question = format!("{question}\n\n{context}");
         }
@@ -754,7 +781,8 @@ impl Agent {
             question = format!("{question}\n\n{note}");
             true
         });
-        self.history.push(Message::user(question.clone()));
+        self.history
+            .push(Message::user_with_images(question.clone(), images));
         let mut outcome = self
             .run_turn(&sink, &cancel, &mut counters, &mut usage)
             .await;
@@ -1007,9 +1035,12 @@ impl Agent {
             self.mcp.reveal(&self.toolbox, &mut self.decls);
             match outcome {
                 CallOutcome::Output(out) => {
-                    self.history.push(Message::tool_result(
-                        &call.id, &call.name, out.text, out.failed,
-                    ));
+                    let mut result =
+                        Message::tool_result(&call.id, &call.name, out.text, out.failed);
+                    if let Message::Tool { images, .. } = &mut result {
+                        *images = out.images;
+                    }
+                    self.history.push(result);
                     // An accepted plan switched modes: the call's result
                     // told the model; the declarations follow.
                     let now = self.permissions.mode();

@@ -16,6 +16,7 @@ pub mod exit_plan;
 pub mod files;
 pub mod glob;
 pub mod grep;
+pub mod image;
 pub mod job;
 mod lenient;
 pub mod lsp;

@@ -272,6 +272,8 @@ pub struct ToolOutput {
     /// The call did not do what it was asked (ToolEnd status `Failed`,
     /// recorded in the history); the text says why.
     pub failed: bool,
+    /// Pictures for the model (`read_file` of a PNG), after the text.
+    pub images: Vec<mm_types::Image>,
 }
 
 impl ToolOutput {
@@ -280,6 +282,7 @@ impl ToolOutput {
         ToolOutput {
             text: text.into(),
             failed: false,
+            images: Vec::new(),
         }
     }
 
@@ -288,6 +291,7 @@ impl ToolOutput {
         ToolOutput {
             text: text.into(),
             failed: true,
+            images: Vec::new(),
         }
     }
 }

@@ -682,7 +682,14 @@ impl Toolbox {
         let ToolOutput {
             text: output,
             failed,
+            images,
         } = output;
+        if !images.is_empty() {
+            ctx.sink.event(Event::ToolImages {
+                id: call_id.to_string(),
+                images: images.clone(),
+            });
+        }
         let mut output = redact(&output, &self.settings.secrets);
         // A last cap (tools cut their own output; this catches whatever a
         // tool or the redaction left longer).
@@ -694,12 +701,14 @@ impl Toolbox {
             mm_detector::Verdict::Ok => CallOutcome::Output(ToolOutput {
                 text: output,
                 failed,
+                images,
             }),
             mm_detector::Verdict::Warn => {
                 push_line(&mut output, loop_detected_text());
                 CallOutcome::Output(ToolOutput {
                     text: output,
                     failed,
+                    images,
                 })
             }
             mm_detector::Verdict::Stop => {

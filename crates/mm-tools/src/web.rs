@@ -375,7 +375,11 @@ async fn fetch(start: Url, ctx: &ToolContext, budget: usize) -> ToolOutput {
         };
         let text = format!("{head}{}", body.text);
         let out = fit(&text, &body.suffix, budget);
-        return ToolOutput { text: out, failed };
+        return ToolOutput {
+            text: out,
+            failed,
+            images: Vec::new(),
+        };
     }
     ToolOutput::fail(format!(
         "[error: more than {MAX_REDIRECTS} redirects, stopped at {url}]"

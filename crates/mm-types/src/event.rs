@@ -440,6 +440,14 @@ pub enum Event {
         /// Lines to echo; empty for tools whose output is not echoed.
         preview: Vec<String>,
     },
+    /// Pictures a call returned for the model (`read_file` of a PNG), sent
+    /// just before its `ToolEnd`: an editor shows them with the call.
+    ToolImages {
+        /// The call's id.
+        id: String,
+        /// The pictures, as the model receives them.
+        images: Vec<crate::message::Image>,
+    },
     /// A piece of a running call's output as it arrives (`bash`), already
     /// redacted, for a front end to show progress. What the model gets is
     /// `ToolEnd`'s `output`, unchanged by these.
