@@ -176,3 +176,32 @@ fn a_resumed_session_sends_its_pictures_again() {
         format!("data:image/png;base64,{PNG_B64}")
     );
 }
+
+#[test]
+fn a_llama_server_that_says_it_sees_gets_the_picture() {
+    for (vision, sent) in [(true, true), (false, false)] {
+        let props = json!({
+            "default_generation_settings": {"n_ctx": 8192},
+            "modalities": {"vision": vision},
+        });
+        let w = World::serving(
+            vec![Reply::text("ok")],
+            "",
+            mm_mock::Options {
+                routes: vec![mm_mock::Route::get("/props", props)],
+                ..mm_mock::Options::default()
+            },
+        );
+        std::fs::write(w.cwd.join("shot.png"), PNG).unwrap();
+        let out = w.run(&["-p", "what is in @shot.png?"], None);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let content = &messages(&w.chats()[0])[1]["content"];
+        assert_eq!(content.is_array(), sent, "{content}");
+        assert_eq!(
+            stderr.contains("attached shot.png (an image)"),
+            sent,
+            "{stderr}"
+        );
+    }
+}

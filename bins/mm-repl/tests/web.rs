@@ -58,6 +58,21 @@ async fn binary() -> Response {
     ([(header::CONTENT_TYPE, "application/pdf")], vec![0u8; 1234]).into_response()
 }
 
+/// A SearXNG answer, echoing the query it got.
+async fn search(
+    axum::extract::Query(q): axum::extract::Query<std::collections::HashMap<String, String>>,
+) -> Response {
+    let body = json!({"results": [
+        {"title": format!("About {}", q["q"]), "url": "https://a.example/1", "content": "first\n  snippet"},
+        {"title": "Second", "url": "https://b.example/2", "content": format!("format={}", q["format"])}
+    ]});
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
 /// A redirect to another loopback address, which no rule names.
 async fn elsewhere() -> Response {
     (
@@ -80,7 +95,8 @@ fn serve() -> Pages {
         .route("/hop/{n}", get(hop))
         .route("/doc.json", get(json_doc))
         .route("/file.pdf", get(binary))
-        .route("/elsewhere", get(elsewhere));
+        .route("/elsewhere", get(elsewhere))
+        .route("/search", get(search));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -213,4 +229,26 @@ fn ask_mode_without_a_terminal_refuses_a_fetch() {
         got,
         "[not run: this call needs permission and there is no terminal to ask; use --permissions or an allow rule]"
     );
+}
+
+#[test]
+fn web_search_is_declared_only_with_a_search_server_and_lists_its_hits() {
+    let pages = serve();
+    let list = [("web_search", args(json!({"query": "rust html"})))];
+    let w = world(
+        &list,
+        &format!("webSearch:\n  url: http://{}/search\n", pages.addr),
+    );
+    let run = ask(&w);
+    run.assert_ok();
+    let got = results(&w, &run, 1);
+    assert_eq!(
+        got[0],
+        "1. About rust html\n   https://a.example/1\n   first snippet\n\
+         2. Second\n   https://b.example/2\n   format=json\n"
+    );
+    // Without the setting there is no such tool.
+    let w = world(&[], "");
+    ask(&w).assert_ok();
+    assert!(!tool_names(&w.chats()[0]).contains(&"web_search".to_owned()));
 }

@@ -754,6 +754,14 @@ impl Agent {
             }
         };
         self.rewinder.start_turn(question);
+        if !extra.paths.is_empty()
+            || !extra.images.is_empty()
+            || !mention::find(question).is_empty()
+        {
+            // The window in force sets the budget, and the server's answer
+            // says whether the model sees.
+            self.settle_window().await;
+        }
         let sees = self.engine.sees_images();
         let attachments = mention::attachments(
             question,
