@@ -81,6 +81,7 @@ fn constrained_calls_make_a_small_model_act() {
                         "glob",
                         "job_output",
                         "job_kill",
+                        "web_fetch",
                         "todo",
                         "task"
                     ]

@@ -1,26 +1,47 @@
 //! A `session/prompt`'s content blocks turned into the one question the
-//! agent asks: text as typed, a `resource_link` as the same
-//! `[attached file: …]` line an `@path` mention gives, an embedded text
-//! `resource` as that line followed by its text.
+//! agent asks: text as typed, an embedded text `resource` as its
+//! `[attached file: …]` line followed by its text (used as given), a
+//! `resource_link` read by the agent as an `@path` mention is, an `image`
+//! block as a picture of the question.
 
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
-use mm_agent::mention::attached_line;
+use mm_agent::mention::{Extra, attached_line};
+
+/// What a prompt asks: the text, and what the agent attaches besides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    /// The question's text, embedded resources included.
+    pub text: String,
+    /// Linked files (read like mentions) and pictures.
+    pub extra: Extra,
+}
 
 /// The question a prompt asks, built from its blocks in order. Text blocks
 /// are joined as sent (editors split a message around its mentions); each
-/// attachment follows the text on its own line, like `mention::expand`.
-pub fn question(blocks: &[ContentBlock]) -> String {
+/// embedded resource follows the text on its own line, like a mention's
+/// attachment; links and images go to [`Prompt::extra`].
+pub fn question(blocks: &[ContentBlock]) -> Prompt {
     let mut text = String::new();
     let mut attached: Vec<String> = Vec::new();
+    let mut extra = Extra::default();
     for block in blocks {
         match block {
             ContentBlock::Text(t) => text.push_str(&t.text),
             ContentBlock::ResourceLink(link) => {
-                let line = attached_line(&uri_to_path(&link.uri));
-                if !attached.contains(&line) {
-                    attached.push(line);
+                let path = uri_to_path(&link.uri);
+                if !extra.paths.contains(&path) {
+                    extra.paths.push(path);
+                }
+            }
+            ContentBlock::Image(image) => {
+                let source = image.uri.clone().unwrap_or_default();
+                match mm_agent::mention::image_from_base64(&image.data, &source) {
+                    Ok(image) => extra.images.push(image),
+                    // One line for the model: the editor's picture could
+                    // not be sent.
+                    Err(why) => attached.push(format!("[image not sent: {why}]")),
                 }
             }
             ContentBlock::Resource(resource) => match &resource.resource {
@@ -42,19 +63,19 @@ pub fn question(blocks: &[ContentBlock]) -> String {
                 }
                 _ => {}
             },
-            // Images and audio are not advertised (promptCapabilities).
+            // Audio is not advertised (promptCapabilities).
             _ => {}
         }
     }
     if attached.is_empty() {
-        return text;
+        return Prompt { text, extra };
     }
     let mut out = text.trim_end().to_string();
     if !out.is_empty() {
         out.push_str("\n\n");
     }
     out.push_str(&attached.join("\n"));
-    out
+    Prompt { text: out, extra }
 }
 
 /// The path a `file://` URI names (percent-decoded); any other URI as is.
@@ -118,11 +139,11 @@ mod tests {
             ContentBlock::Text(TextContent::new("fix ")),
             ContentBlock::Text(TextContent::new("the build")),
         ];
-        assert_eq!(question(&blocks), "fix the build");
+        assert_eq!(question(&blocks).text, "fix the build");
     }
 
     #[test]
-    fn resource_links_become_attached_file_lines_once() {
+    fn resource_links_are_attached_by_the_agent_once() {
         let link = ResourceLink::new("main.rs", "file:///work/my%20dir/main.rs");
         let blocks = vec![
             ContentBlock::Text(TextContent::new("look at ")),
@@ -130,10 +151,9 @@ mod tests {
             ContentBlock::Text(TextContent::new(" please")),
             ContentBlock::ResourceLink(link),
         ];
-        assert_eq!(
-            question(&blocks),
-            "look at  please\n\n[attached file: /work/my dir/main.rs]"
-        );
+        let p = question(&blocks);
+        assert_eq!(p.text, "look at  please");
+        assert_eq!(p.extra.paths, ["/work/my dir/main.rs"]);
     }
 
     #[test]
@@ -146,7 +166,7 @@ mod tests {
             )),
         ];
         assert_eq!(
-            question(&blocks),
+            question(&blocks).text,
             "what does this do?\n\n[attached file: /p/src/main.rs]\n```\nfn main() {}\n```"
         );
     }

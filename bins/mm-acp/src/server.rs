@@ -167,7 +167,7 @@ impl Server {
                     .load_session(self.sessions_enabled)
                     .prompt_capabilities(
                         PromptCapabilities::new()
-                            .image(false)
+                            .image(true)
                             .audio(false)
                             .embedded_context(true),
                     )
@@ -536,8 +536,8 @@ impl Server {
         let dyn_sink: Arc<dyn Sink> = sink.clone();
         let stop = match editor_question(&mut agent, request, &sink, cancel).await {
             None => StopReason::EndTurn,
-            Some(question) => {
-                let mut run = Box::pin(agent.ask(&question, dyn_sink, cancel.clone()));
+            Some((question, extra)) => {
+                let mut run = Box::pin(agent.ask_with(&question, extra, dyn_sink, cancel.clone()));
                 let grace = async {
                     cancel.cancelled().await;
                     tokio::time::sleep(CANCEL_GRACE).await;
@@ -661,18 +661,22 @@ fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
-/// The question of an editor's prompt, or `None` when it was a command
-/// that answered by itself (shown to the editor as it ran).
+/// The question of an editor's prompt and what it attaches besides its
+/// text, or `None` when it was a command that answered by itself (shown
+/// to the editor as it ran).
 async fn editor_question(
     agent: &mut Agent,
     request: &PromptRequest,
     sink: &Arc<AcpSink>,
     cancel: &CancellationToken,
-) -> Option<String> {
-    let question = crate::prompt::question(&request.prompt);
+) -> Option<(String, mm_agent::mention::Extra)> {
+    let crate::prompt::Prompt {
+        text: question,
+        extra,
+    } = crate::prompt::question(&request.prompt);
     let commands = agent.commands().clone();
     match commands.parse(&question, Front::Editor) {
-        Parsed::NotCommand => Some(question),
+        Parsed::NotCommand => Some((question, extra)),
         Parsed::Unknown(name) => {
             show(sink, commands.unknown(name, Front::Editor));
             None
@@ -683,7 +687,7 @@ async fn editor_question(
                 .run_command(command, argument, Front::Editor, dyn_sink, cancel.clone())
                 .await;
             match outcome {
-                Outcome::Ask(question) => Some(question),
+                Outcome::Ask(question) => Some((question, extra)),
                 other => {
                     show(sink, other);
                     None

@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, PermissionOption, PermissionOptionKind,
-    Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate, TextContent, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UsageUpdate,
+    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, ImageContent, PermissionOption,
+    PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
+    SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use futures::future::BoxFuture;
 use mm_ui::{Decision, Event, FileChange, PlanReview, Sink, TokenCounts, ToolInfo, ToolStatus};
@@ -161,6 +161,8 @@ struct Call {
     /// A `task` call's subagent's steps so far, one line each: the call's
     /// content while it runs.
     steps: Vec<String>,
+    /// Pictures the call returned, shown with its result.
+    images: Vec<mm_agent::Image>,
 }
 
 struct State {
@@ -258,6 +260,7 @@ impl AcpSink {
             running: false,
             done: false,
             steps: Vec::new(),
+            images: Vec::new(),
         });
     }
 
@@ -335,6 +338,12 @@ impl AcpSink {
                     .into_iter()
                     .collect();
                 content.push(text_content(output));
+                content.extend(call.images.iter().map(|i| {
+                    ToolCallContent::from(ContentBlock::Image(ImageContent::new(
+                        i.data.clone(),
+                        i.media_type.clone(),
+                    )))
+                }));
                 (ToolCallStatus::Completed, content)
             }
             // A call a saved session has no result for ends with no text.
@@ -382,6 +391,12 @@ impl Sink for AcpSink {
             }
             Event::ToolStart { info } => self.tool_start(info),
             Event::ToolRunning { id } => self.tool_running(&id),
+            Event::ToolImages { id, images } => {
+                let mut state = self.state();
+                if let Some(&index) = state.by_engine_id.get(&id) {
+                    state.calls[index].images = images;
+                }
+            }
             Event::ToolEnd {
                 id, status, output, ..
             } => self.tool_end(&id, status, &output),
@@ -492,6 +507,7 @@ pub fn kind(kind: mm_ui::ToolKind) -> ToolKind {
         mm_ui::ToolKind::Execute => ToolKind::Execute,
         mm_ui::ToolKind::Search => ToolKind::Search,
         mm_ui::ToolKind::Think => ToolKind::Think,
+        mm_ui::ToolKind::Fetch => ToolKind::Fetch,
         mm_ui::ToolKind::Other => ToolKind::Other,
     }
 }

@@ -9,7 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, EmbeddedResource, EmbeddedResourceResource,
+    CancelNotification, ContentBlock, EmbeddedResource, EmbeddedResourceResource, ImageContent,
     ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest, ResourceLink,
     SessionConfigOptionValue, SessionId, SessionUpdate, SetSessionConfigOptionRequest, StopReason,
     TextResourceContents,
@@ -63,7 +63,7 @@ async fn initialize_advertises_what_mm_implements() {
     assert_eq!(caps["loadSession"], true);
     assert_eq!(
         caps["promptCapabilities"],
-        json!({"image": false, "audio": false, "embeddedContext": true})
+        json!({"image": true, "audio": false, "embeddedContext": true})
     );
     assert_eq!(caps["mcpCapabilities"], json!({"http": true, "sse": false}));
     assert_eq!(caps["sessionCapabilities"]["list"], json!({}));
@@ -817,6 +817,69 @@ async fn each_session_runs_in_its_own_cwd() {
     .await;
 }
 
+/// A 1×1 PNG in base64.
+const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_image_prompt_reaches_the_model_and_a_read_image_reaches_the_editor() {
+    let mock = MockServer::start(vec![
+        Reply::text("A dot."),
+        Reply::tool_call("c1", "read_file", r#"{"path": "dot.png"}"#),
+        Reply::text("Read it."),
+    ])
+    .await
+    .unwrap();
+    let env = Env::new(&mock, "vision: true\npermissions:\n  allow: [read_file]\n");
+    use base64_png::bytes;
+    std::fs::write(env.project.join("dot.png"), bytes()).unwrap();
+    run(&env, vec![], async |mut ctx| {
+        let id = ctx.start().await;
+        let prompt = vec![
+            text_block("what is this?"),
+            ContentBlock::Image(ImageContent::new(PNG_B64, "image/png")),
+        ];
+        let response = ctx
+            .cx
+            .send_request(PromptRequest::new(id.clone(), prompt))
+            .block_task()
+            .await
+            .unwrap();
+        assert_eq!(response.stop_reason, StopReason::EndTurn);
+        ctx.prompt(&id, "read dot.png").await;
+        let updates = as_json(&ctx.drain());
+        let ended = updates
+            .iter()
+            .find(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed")
+            .unwrap_or_else(|| panic!("{updates:#?}"));
+        assert_eq!(
+            ended["content"][1],
+            json!({"type": "content", "content": {"type": "image", "data": PNG_B64, "mimeType": "image/png"}}),
+            "{ended:#}"
+        );
+    })
+    .await;
+    let user = &messages(&mock.requests()[0].body)[1];
+    assert_eq!(
+        user["content"],
+        json!([
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG_B64}")}}
+        ])
+    );
+}
+
+/// The PNG of [`PNG_B64`] as bytes.
+mod base64_png {
+    pub fn bytes() -> Vec<u8> {
+        vec![
+            137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1,
+            8, 6, 0, 0, 0, 31, 21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 218, 99, 100, 248,
+            207, 80, 15, 0, 3, 134, 1, 128, 90, 52, 125, 107, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66,
+            96, 130,
+        ]
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn links_and_embedded_files_reach_the_model() {
     let mock = MockServer::start(vec![Reply::text("seen")]).await.unwrap();
@@ -856,7 +919,7 @@ async fn links_and_embedded_files_reach_the_model() {
     assert_eq!(
         content_text(&user),
         format!(
-            "compare  with the other\n\n[attached file: {linked}]\n[attached file: {embedded}]\n```\nfn b() {{}}\n```"
+            "compare  with the other\n\n[attached file: {embedded}]\n```\nfn b() {{}}\n```\n\n[attached file: {linked}]\n```\nA\n```"
         )
     );
 }
@@ -1582,7 +1645,7 @@ async fn custom_commands_are_offered_with_their_hint_and_run_from_a_prompt() {
     );
     assert_eq!(
         last_user(1),
-        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]"
+        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]\n```\npub fn f() {}\n```"
     );
     // The instructions: global, then the repository root's, then the
     // package's, each session from its own cwd.

@@ -171,7 +171,9 @@ impl Sink for JsonSink {
     fn event(&self, event: Event) {
         // A running command's output as it comes: `tool_end` carries it
         // whole, and a command printing gigabytes must not print them twice.
-        if let Event::ToolOutput { .. } = event {
+        // Pictures a tool returned: `tool_end`'s text names them; their
+        // bytes are the model's, not the script's.
+        if let Event::ToolOutput { .. } | Event::ToolImages { .. } = event {
             return;
         }
         if let Event::Child {

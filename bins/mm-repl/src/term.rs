@@ -482,6 +482,8 @@ impl TermSink {
             Event::ToolOutput { id, text } => {
                 st.live_output(id, &text, self.options.preview_lines);
             }
+            // The result's text names the picture; a terminal shows that.
+            Event::ToolImages { .. } => {}
             Event::ToolEnd {
                 id,
                 tool,

@@ -58,6 +58,7 @@ fn always_turns_the_value_into_a_call_that_runs_and_an_answer() {
                 "glob",
                 "job_output",
                 "job_kill",
+                "web_fetch",
                 "todo",
                 "task"
             ]

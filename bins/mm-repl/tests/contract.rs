@@ -922,6 +922,7 @@ fn read_skill_is_declared_with_its_catalogue_only_when_skills_exist() {
             "glob",
             "job_output",
             "job_kill",
+            "web_fetch",
             "todo",
             "task"
         ]
@@ -1008,12 +1009,12 @@ fn unknown_tool_names_the_sorted_available_tools() {
     let got = one("nope", "{}".into(), "", |_| {});
     assert_eq!(
         got,
-        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, job_kill, job_output, read_file, task, todo, write_file"
+        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, job_kill, job_output, read_file, task, todo, web_fetch, write_file"
     );
     let got = one("nope", "{}".into(), "", skills);
     assert_eq!(
         got,
-        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, job_kill, job_output, read_file, read_skill, task, todo, write_file"
+        "unknown tool \"nope\"; available tools: bash, edit_file, glob, grep, job_kill, job_output, read_file, read_skill, task, todo, web_fetch, write_file"
     );
 }
 
@@ -1030,6 +1031,7 @@ fn undeclared_tools_are_unknown() {
             "edit_file",
             "grep",
             "glob",
+            "web_fetch",
             "todo",
             "task"
         ]
@@ -1037,7 +1039,7 @@ fn undeclared_tools_are_unknown() {
     assert_eq!(
         results(&w, &run, 1),
         [
-            "unknown tool \"bash\"; available tools: edit_file, glob, grep, read_file, task, todo, write_file"
+            "unknown tool \"bash\"; available tools: edit_file, glob, grep, read_file, task, todo, web_fetch, write_file"
         ]
     );
     assert!(!w.cwd.join("ran").exists());
@@ -1047,11 +1049,13 @@ fn undeclared_tools_are_unknown() {
     run.assert_ok();
     assert_eq!(
         tool_names(&w.chats()[0]),
-        ["bash", "job_output", "job_kill", "todo", "task"]
+        ["bash", "job_output", "job_kill", "web_fetch", "todo"]
     );
     assert_eq!(
         results(&w, &run, 1),
-        ["unknown tool \"read_file\"; available tools: bash, job_kill, job_output, task, todo"]
+        [
+            "unknown tool \"read_file\"; available tools: bash, job_kill, job_output, todo, web_fetch"
+        ]
     );
 }
 

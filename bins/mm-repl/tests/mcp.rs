@@ -129,6 +129,7 @@ fn the_model_calls_mcp_time_and_gets_the_result_in_the_next_request() {
             "glob",
             "job_output",
             "job_kill",
+            "web_fetch",
             "todo",
             "task",
             "mcp__time__get_current_time",
@@ -243,6 +244,7 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "glob",
             "job_output",
             "job_kill",
+            "web_fetch",
             "todo",
             "task",
             "mcp"
@@ -279,6 +281,7 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "glob",
             "job_output",
             "job_kill",
+            "web_fetch",
             "todo",
             "task",
             "mcp",
@@ -286,8 +289,8 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
         ]
     );
     assert_eq!(
-        chats[1]["tools"].as_array().unwrap()[..9],
-        chats[0]["tools"].as_array().unwrap()[..9],
+        chats[1]["tools"].as_array().unwrap()[..10],
+        chats[0]["tools"].as_array().unwrap()[..10],
         "the prefix changed"
     );
     let third = messages(&chats[2]);

@@ -61,6 +61,7 @@ fn stdout_is_the_answer_and_tool_lines_go_to_stderr() {
             "glob",
             "job_output",
             "job_kill",
+            "web_fetch",
             "todo",
             "task"
         ]
@@ -436,7 +437,7 @@ fn a_custom_command_runs_as_the_one_shot_question() {
     let first = messages(&w.chats()[0]);
     assert_eq!(
         first[1]["content"],
-        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]"
+        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]\n```\npub fn f() {}\n```"
     );
     // The clash is refused at start, naming the file.
     let clash = std::fs::canonicalize(w.cwd.join(".mm/commands/new.md")).unwrap();
@@ -655,7 +656,7 @@ fn a_small_window_declares_only_the_core_tools_and_says_so() {
         "Path of an existing file."
     );
     assert!(
-        stderr.contains("the model's window (2048 tokens) is small: only bash, read_file, write_file, edit_file are declared (grep, glob, job_output, job_kill, todo, task left out)"),
+        stderr.contains("the model's window (2048 tokens) is small: only bash, read_file, write_file, edit_file are declared (grep, glob, job_output, job_kill, web_fetch, todo, task left out)"),
         "{stderr}"
     );
     // The mock cannot count tokens: the estimate decided, and no exact

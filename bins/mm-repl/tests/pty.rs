@@ -687,7 +687,7 @@ fn custom_commands_instructions_and_init_in_the_repl() {
     );
     assert_eq!(
         messages(&chats[0]).last().unwrap()["content"],
-        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]"
+        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]\n```\npub fn f() {}\n```"
     );
     assert_eq!(
         messages(&chats[1]).last().unwrap()["content"],
@@ -975,7 +975,10 @@ fn a_mention_says_what_it_attached() {
     expect(&mut s, PROMPT);
     quit(s);
     assert!(shown.contains("attached src/main.rs (3 lines)"), "{shown}");
-    assert!(shown.contains("attached src (a directory)"), "{shown}");
+    assert!(
+        shown.contains("attached src (a directory, 1 entry)"),
+        "{shown}"
+    );
 }
 
 fn numbered(n: usize) -> String {

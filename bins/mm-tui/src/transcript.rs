@@ -328,6 +328,8 @@ impl Transcript {
                 agent,
                 event,
             } => self.child(&parent, &agent, *event, now),
+            // The result's text names the picture; the window shows that.
+            Event::ToolImages { .. } => {}
             Event::ToolOutput { id, text } => self.edit_tool(&id, |t| {
                 t.output.push_str(&text);
                 keep_tail(t);

@@ -609,7 +609,7 @@ fn custom_commands_in_the_picker_instructions_and_init_in_the_window() {
     };
     assert_eq!(
         asked(0)["content"],
-        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]"
+        "Review @src/lib.rs and list the bugs.\n\n[attached file: src/lib.rs]\n```\npub fn f() {}\n```"
     );
     assert_eq!(
         asked(1)["content"],

@@ -719,6 +719,19 @@ impl Agent {
         sink: Arc<dyn Sink>,
         cancel: CancellationToken,
     ) -> TurnReport {
+        self.ask_with(question, mention::Extra::default(), sink, cancel)
+            .await
+    }
+
+    /// [`Agent::ask`] with what an editor sends besides the text: paths
+    /// attached as mentions are (`resource_link`) and pictures.
+    pub async fn ask_with(
+        &mut self,
+        question: &str,
+        extra: mention::Extra,
+        sink: Arc<dyn Sink>,
+        cancel: CancellationToken,
+    ) -> TurnReport {
         let first = !self.hook_session_started;
         self.hook_session_started = true;
         let mut counters = Counters::default();
@@ -752,11 +765,33 @@ impl Agent {
             }
         };
         self.rewinder.start_turn(question);
-        for path in mention::attached(question, &self.cwd) {
-            let size = mention::size_of(&self.cwd, &path);
-            sink.event(Event::Attached { path, size });
+        if !extra.paths.is_empty()
+            || !extra.images.is_empty()
+            || !mention::find(question).is_empty()
+        {
+            // The window in force sets the budget, and the server's answer
+            // says whether the model sees.
+            self.settle_window().await;
         }
-        let mut question = mention::expand(question, &self.cwd);
+        let sees = self.engine.sees_images();
+        let attachments = mention::attachments(
+            question,
+            &extra.paths,
+            &self.cwd,
+            self.output_budget(),
+            sees,
+        );
+        // Said once, here, for every front end.
+        for a in &attachments {
+            sink.event(Event::Attached {
+                path: a.path.clone(),
+                size: a.size.clone(),
+            });
+        }
+        let mut images: Vec<mm_engine::Image> =
+            attachments.iter().filter_map(|a| a.image.clone()).collect();
+        images.extend(extra.images);
+        let mut question = mention::expand_with(question, &attachments);
         if !context.is_empty() {
             question = format!("{question}\n\n{context}");
         }
@@ -765,7 +800,8 @@ impl Agent {
             question = format!("{question}\n\n{note}");
             true
         });
-        self.history.push(Message::user(question.clone()));
+        self.history
+            .push(Message::user_with_images(question.clone(), images));
         let mut outcome = self
             .run_turn(&sink, &cancel, &mut counters, &mut usage)
             .await;
@@ -783,7 +819,7 @@ impl Agent {
                 .await;
         }
         if matches!(outcome, TurnOutcome::Failed(_) | TurnOutcome::Cancelled)
-            && matches!(self.history.last(), Some(Message::User { content }) if *content == question)
+            && matches!(self.history.last(), Some(Message::User { content, .. }) if *content == question)
         {
             // Nothing at all answered it: drop it
             // (docs/architecture.md#the-history-is-kept).
@@ -1051,12 +1087,16 @@ impl Agent {
                 if ran.ran(&call.id) {
                     counters.count(self.toolbox.family(&call.name));
                 }
-                self.history.push(Message::tool_result(
+                let mut result = Message::tool_result(
                     &call.id,
                     &call.name,
                     outcome.output().to_owned(),
                     outcome.failed(),
-                ));
+                );
+                if let Message::Tool { images, .. } = &mut result {
+                    *images = outcome.images().to_vec();
+                }
+                self.history.push(result);
                 if ended.is_none() {
                     ended = self.after_call(outcome, sink);
                 }

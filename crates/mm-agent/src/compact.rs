@@ -45,7 +45,7 @@ what is left to do. Be concise and factual; do not invent anything.",
 /// Characters a message contributes to the request (what is sent).
 pub fn message_chars(message: &Message) -> usize {
     match message {
-        Message::System { content } | Message::User { content } => content.len(),
+        Message::System { content } | Message::User { content, .. } => content.len(),
         Message::Assistant {
             content,
             reasoning,
@@ -137,7 +137,7 @@ pub fn next_piece(
 fn shorten(message: &mut Message, max: usize) {
     match message {
         Message::Tool { content, .. }
-        | Message::User { content }
+        | Message::User { content, .. }
         | Message::System { content }
         | Message::Assistant { content, .. } => *content = elide(content, max),
     }
@@ -190,10 +190,12 @@ pub fn rebuild(history: &[Message], cut: usize, summary: &str) -> Vec<Message> {
             .iter()
             .rev()
             .find_map(|m| match m {
-                Message::User { content } if !content.starts_with(SUMMARY_PREFIX) => {
+                Message::User { content, .. } if !content.starts_with(SUMMARY_PREFIX) => {
                     Some(content.as_str())
                 }
-                Message::User { content } => content.split_once(QUESTION_HEADER).map(|(_, q)| q),
+                Message::User { content, .. } => {
+                    content.split_once(QUESTION_HEADER).map(|(_, q)| q)
+                }
                 _ => None,
             });
         if let Some(question) = last_question {
@@ -217,10 +219,10 @@ pub fn rebuild_without_summary(history: &[Message], cut: usize) -> Vec<Message> 
             .iter()
             .rev()
             .find_map(|m| match m {
-                Message::User { content } if !content.starts_with(SUMMARY_PREFIX) => {
+                Message::User { content, .. } if !content.starts_with(SUMMARY_PREFIX) => {
                     Some(content.clone())
                 }
-                Message::User { content } => content
+                Message::User { content, .. } => content
                     .split_once(QUESTION_HEADER)
                     .map(|(_, q)| q.to_owned()),
                 _ => None,
@@ -272,7 +274,7 @@ mod tests {
         ];
         let out = rebuild(&history, 1, "did things");
         match &out[0] {
-            Message::User { content } => {
+            Message::User { content, .. } => {
                 assert!(content.starts_with(SUMMARY_PREFIX));
                 assert!(content.ends_with("The question being worked on:\nfix the parser"));
             }
@@ -292,7 +294,7 @@ mod tests {
         // The tail is compacted away too: only the summary is left to carry it.
         let twice = rebuild(&once, once.len(), "second summary");
         match &twice[0] {
-            Message::User { content } => {
+            Message::User { content, .. } => {
                 assert!(
                     content.ends_with("The question being worked on:\nfix the parser"),
                     "{content}"

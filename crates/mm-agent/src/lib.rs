@@ -41,7 +41,7 @@ pub use keys::take_keys;
 pub use mcp::EditorServer;
 pub use mm_config as config;
 pub mod doctor;
-pub use mm_engine::{Message, ModelEntry, ToolCall, Usage, Window, WindowSource};
+pub use mm_engine::{Image, Message, ModelEntry, ToolCall, Usage, Window, WindowSource};
 pub use mm_store::{Found, SessionInfo, StoreError};
 pub use mm_ui as ui;
 pub use mm_ui::{Decision, Event, FailureKind, Sink, ToolInfo, TurnError, TurnOutcome};

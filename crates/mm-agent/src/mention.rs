@@ -1,6 +1,9 @@
 //! `@path` mentions in a question. A mention of a path that exists becomes
-//! an `[attached file: <path>]` line after the question (the same line an
-//! editor's `resource_link` gives); anything else stays as typed.
+//! an `[attached file: <path>]` line after the question, followed by the
+//! file's text (fenced, within the tool-result budget: head and tail
+//! around the truncation marker past it), a folder's listing, or, for a
+//! PNG, JPEG, GIF or WebP file, the picture itself; an editor's
+//! `resource_link` attaches the same way. Anything else stays as typed.
 //!
 //! Forms: `@src/main.rs`, `@"docs/my notes.md"`, `@'a b.txt'`,
 //! `@my\ file.txt`. An `@` inside a word (`me@example.com`) is not a
@@ -121,48 +124,206 @@ pub fn attached(question: &str, cwd: &Path) -> Vec<String> {
     attached
 }
 
-/// How big an attached path is, for the user: `120 lines`, `1 line`, `a
-/// directory`, or its size past 8 MiB (not read through).
-pub fn size_of(cwd: &Path, path: &str) -> String {
-    let full = cwd.join(path);
-    let Ok(meta) = std::fs::metadata(&full) else {
-        return "unreadable".to_owned();
-    };
-    if meta.is_dir() {
-        return "a directory".to_owned();
-    }
-    if meta.len() > 8 << 20 {
-        return format!("{} MiB", meta.len() >> 20);
-    }
-    match std::fs::read(&full) {
-        Ok(bytes) => {
-            let mut n = bytes.iter().filter(|b| **b == b'\n').count();
-            if bytes.last().is_some_and(|b| *b != b'\n') {
-                n += 1;
-            }
-            format!("{n} line{}", if n == 1 { "" } else { "s" })
-        }
-        Err(_) => "unreadable".to_owned(),
-    }
+/// What a mention (or an editor's `resource_link`) attaches: the text the
+/// model reads, the words the user reads, and a picture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// The path as the question wrote it.
+    pub path: String,
+    /// What follows the question: the `[attached file: …]` line, then the
+    /// file's text (fenced), the folder's listing, or why nothing follows.
+    pub text: String,
+    /// How much was sent, for the user: `3 lines`, `a directory, 4
+    /// entries`, `an image`…
+    pub size: String,
+    /// The picture, for a PNG, JPEG, GIF or WebP file.
+    pub image: Option<mm_engine::Image>,
 }
 
-/// The question with an `[attached file: …]` line for each mentioned path
-/// that exists under `cwd` (or absolutely). Each path is attached once.
-pub fn expand(question: &str, cwd: &Path) -> String {
-    let attached = attached(question, cwd);
-    if attached.is_empty() {
+/// Files larger than this are named, not read.
+const MAX_TEXT_FILE: u64 = 8 << 20;
+
+/// Pieces a question carries besides its text: paths read like mentions
+/// (an editor's `resource_link`) and pictures (an editor's image blocks).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extra {
+    /// Paths attached as a mention of each would.
+    pub paths: Vec<String>,
+    /// Pictures sent with the question.
+    pub images: Vec<mm_engine::Image>,
+}
+
+/// What `path` (relative to `cwd`, or absolute) attaches: a text file's
+/// text within `budget` characters (head and tail around the truncation
+/// marker past it), a folder's listing, a picture; `sees`: whether the
+/// model sees pictures (the words for the user say so).
+pub fn attach(cwd: &Path, path: &str, budget: usize, sees: bool) -> Attachment {
+    let full = cwd.join(path);
+    let line = attached_line(path);
+    let done = |body: Option<String>, size: String, image| Attachment {
+        path: path.to_owned(),
+        text: match body {
+            Some(b) => format!("{line}\n{b}"),
+            None => line.clone(),
+        },
+        size,
+        image,
+    };
+    let meta = match std::fs::metadata(&full) {
+        Ok(m) => m,
+        Err(e) => return done(Some(format!("({e})")), "unreadable".into(), None),
+    };
+    if meta.is_dir() {
+        return listing(&full, budget, |body, size| done(Some(body), size, None));
+    }
+    if !meta.is_file() {
+        let why = "not a regular file: not read".to_owned();
+        return done(Some(format!("({why})")), why, None);
+    }
+    if mm_tools::image::media_type(&full).is_some() {
+        return match mm_tools::image::load(&full, path) {
+            Ok(image) => {
+                let size = if sees {
+                    "an image".to_owned()
+                } else {
+                    "an image, not shown: the model cannot see images".to_owned()
+                };
+                done(None, size, Some(image))
+            }
+            Err(why) => done(Some(format!("({why})")), format!("not sent: {why}"), None),
+        };
+    }
+    if meta.len() > MAX_TEXT_FILE {
+        let size = format!("{} MiB: too large to attach", meta.len() >> 20);
+        let body = format!("({size}; read_file reads parts of it)");
+        return done(Some(body), size, None);
+    }
+    let bytes = match std::fs::read(&full) {
+        Ok(b) => b,
+        Err(e) => return done(Some(format!("({e})")), "unreadable".into(), None),
+    };
+    let n = bytes.len();
+    let text = match String::from_utf8(bytes) {
+        Ok(t) if !t.contains('\0') => t,
+        _ => {
+            let size = format!("a binary file of {n} bytes: not attached");
+            return done(Some(format!("({size})")), size, None);
+        }
+    };
+    let mut lines = text.matches('\n').count();
+    if !text.is_empty() && !text.ends_with('\n') {
+        lines += 1;
+    }
+    let shown = mm_tools::output::fit(&text, "", budget);
+    let plural = if lines == 1 { "" } else { "s" };
+    let size = if shown.len() == text.len() {
+        format!("{lines} line{plural}")
+    } else {
+        format!("{lines} line{plural}, cut to {budget} characters")
+    };
+    done(Some(fenced(&shown)), size, None)
+}
+
+/// `text` in a code fence longer than any run of backticks inside it.
+fn fenced(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let newline = if text.ends_with('\n') || text.is_empty() {
+        ""
+    } else {
+        "\n"
+    };
+    format!("{fence}\n{text}{newline}{fence}")
+}
+
+/// A folder's entries, sorted, folders with a `/`, within `budget`.
+fn listing(
+    dir: &Path,
+    budget: usize,
+    done: impl FnOnce(String, String) -> Attachment,
+) -> Attachment {
+    let mut names: Vec<String> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| {
+                let mut name = e.file_name().to_string_lossy().into_owned();
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    name.push('/');
+                }
+                name
+            })
+            .collect(),
+        Err(e) => return done(format!("({e})"), "unreadable".into()),
+    };
+    names.sort();
+    let n = names.len();
+    let text: String = names.iter().map(|n| format!("{n}\n")).collect();
+    let plural = if n == 1 { "y" } else { "ies" };
+    let shown = mm_tools::output::fit(&text, "", budget);
+    let size = if shown.len() == text.len() {
+        format!("a directory, {n} entr{plural}")
+    } else {
+        format!("a directory, {n} entr{plural}, cut to {budget} characters")
+    };
+    done(fenced(&shown), size)
+}
+
+/// A picture an editor sent (base64, as ACP's image block carries it),
+/// checked and scaled down as a mentioned file is; `Err` says why not.
+pub fn image_from_base64(data: &str, source: &str) -> Result<mm_engine::Image, String> {
+    use base64::Engine as _;
+    let shown = if source.is_empty() {
+        "the image"
+    } else {
+        source
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| format!("{shown} is not valid base64: {e}"))?;
+    mm_tools::image::from_bytes(&bytes, shown)
+}
+
+/// Everything a question attaches: each mentioned path that exists, then
+/// each of `extra` (an editor's links), once each, in order.
+pub fn attachments(
+    question: &str,
+    extra: &[String],
+    cwd: &Path,
+    budget: usize,
+    sees: bool,
+) -> Vec<Attachment> {
+    let mut paths = attached(question, cwd);
+    for p in extra {
+        if !paths.contains(p) {
+            paths.push(p.clone());
+        }
+    }
+    paths.iter().map(|p| attach(cwd, p, budget, sees)).collect()
+}
+
+/// The question followed by what each attachment gives the model.
+pub fn expand_with(question: &str, attachments: &[Attachment]) -> String {
+    if attachments.is_empty() {
         return question.to_string();
     }
     let mut out = question.trim_end().to_string();
-    out.push_str("\n\n");
+    if !out.is_empty() {
+        out.push_str("\n\n");
+    }
     out.push_str(
-        &attached
+        &attachments
             .iter()
-            .map(|p| attached_line(p))
+            .map(|a| a.text.as_str())
             .collect::<Vec<_>>()
             .join("\n"),
     );
     out
+}
+
+/// The question with what each mentioned path that exists under `cwd` (or
+/// absolutely) attaches, within `budget` characters each.
+pub fn expand(question: &str, cwd: &Path, budget: usize) -> String {
+    expand_with(question, &attachments(question, &[], cwd, budget, true))
 }
 
 #[cfg(test)]
@@ -190,20 +351,55 @@ mod tests {
         let out = expand(
             r#"fix @main.rs, see @"my notes.md" not @missing.rs"#,
             dir.path(),
+            1000,
         );
         assert_eq!(
             out,
-            "fix @main.rs, see @\"my notes.md\" not @missing.rs\n\n[attached file: main.rs]\n[attached file: my notes.md]"
+            "fix @main.rs, see @\"my notes.md\" not @missing.rs\n\n[attached file: main.rs]\n```\nfn main() {}\n```\n[attached file: my notes.md]\n```\nx\n```"
         );
-        assert_eq!(expand("no mention", dir.path()), "no mention");
-        assert_eq!(expand("@missing", dir.path()), "@missing");
+        assert_eq!(expand("no mention", dir.path(), 1000), "no mention");
+        assert_eq!(expand("@missing", dir.path(), 1000), "@missing");
     }
 
     #[test]
     fn a_path_is_attached_once_and_directories_count() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("src")).unwrap();
-        let out = expand("@src and @src again", dir.path());
-        assert_eq!(out, "@src and @src again\n\n[attached file: src]");
+        std::fs::create_dir(dir.path().join("src/sub")).unwrap();
+        std::fs::write(dir.path().join("src/a.rs"), "").unwrap();
+        let out = expand("@src and @src again", dir.path(), 1000);
+        assert_eq!(
+            out,
+            "@src and @src again\n\n[attached file: src]\n```\na.rs\nsub/\n```"
+        );
+        let a = attach(dir.path(), "src", 1000, true);
+        assert_eq!(a.size, "a directory, 2 entries");
+    }
+
+    #[test]
+    fn a_long_file_keeps_its_head_and_tail_and_says_it_was_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.path().join("log.txt"), &text).unwrap();
+        let a = attach(dir.path(), "log.txt", 500, true);
+        assert_eq!(a.size, "2000 lines, cut to 500 characters");
+        assert!(
+            a.text
+                .starts_with("[attached file: log.txt]\n```\nline 0\n")
+        );
+        assert!(a.text.contains("characters omitted …]"), "{}", a.text);
+        assert!(a.text.ends_with("line 1999\n```"), "{}", a.text);
+        let small = attach(dir.path(), "log.txt", 100_000, true);
+        assert_eq!(small.size, "2000 lines");
+        // A fence longer than any inside the file.
+        std::fs::write(dir.path().join("doc.md"), "```rust\nx\n```").unwrap();
+        let a = attach(dir.path(), "doc.md", 1000, true);
+        assert_eq!(
+            a.text,
+            "[attached file: doc.md]\n````\n```rust\nx\n```\n````"
+        );
+        std::fs::write(dir.path().join("b.bin"), b"\x00\x01\x02").unwrap();
+        let a = attach(dir.path(), "b.bin", 1000, true);
+        assert_eq!(a.size, "a binary file of 3 bytes: not attached");
     }
 }

@@ -168,6 +168,10 @@ pub fn toolbox(config: &Config, cwd: &Path, secrets: &[String]) -> Tools {
     if let Some(lsp) = lsp {
         tools.push(Box::new(lsp));
     }
+    tools.push(Box::new(mm_tools::web::WebFetch));
+    if let Some(url) = &config.web_search.url {
+        tools.push(Box::new(mm_tools::web::WebSearch::new(url.clone())));
+    }
     let checklist = mm_tools::todo::Checklist::default();
     tools.push(Box::new(mm_tools::todo::Todo::new(checklist.clone())));
     let (agents, agent_warnings) = crate::subagent::agents(&config.user_dir, cwd);

@@ -71,6 +71,15 @@ async fn system_prompt_and_tool_declarations_fit_in_6_kb() {
         .unwrap()
         .to_string();
     println!("of which the todo tool {} B", todo.len() + 1);
+    // web_fetch's share is at most 260 B of the budget.
+    let web = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "web_fetch")
+        .unwrap()
+        .to_string();
+    assert!(web.len() < 260, "web_fetch takes {} B", web.len() + 1);
     for tool in body["tools"].as_array().unwrap() {
         println!(
             "  {} {} B",

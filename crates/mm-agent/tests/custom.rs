@@ -168,7 +168,7 @@ async fn a_command_sends_its_prompt_with_the_arguments_and_attaches_mentions() {
     let sent = &mock.requests()[0].body["messages"];
     assert_eq!(
         sent[1]["content"],
-        "Review @src/lib.rs with care. Focus: error handling.\nAll: src/lib.rs \"error handling\"\n\n[attached file: src/lib.rs]"
+        "Review @src/lib.rs with care. Focus: error handling.\nAll: src/lib.rs \"error handling\"\n\n[attached file: src/lib.rs]\n```\npub fn answer() -> u32 { 42 }\n```"
     );
     // A sub-folder command, without placeholders or arguments.
     let question = question_of(&mut agent, "/git:commit").await;

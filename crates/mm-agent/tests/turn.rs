@@ -63,6 +63,7 @@ async fn a_text_answer_streams_and_is_kept() {
             "glob",
             "job_output",
             "job_kill",
+            "web_fetch",
             "todo",
             "task"
         ]

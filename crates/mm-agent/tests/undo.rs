@@ -162,7 +162,7 @@ async fn undo_brings_back_edits_and_bash_changes_and_leaves_git_as_it_was() {
     );
     // The model is told.
     match agent.history().last().unwrap() {
-        Message::User { content } => assert_eq!(
+        Message::User { content, .. } => assert_eq!(
             content,
             "[/undo: the user undid the file changes of the turn \"edit a, remove b, make c\"; \
              the files are as they were before it: a.txt restored, b.txt recreated, c.txt removed]"
@@ -230,7 +230,7 @@ async fn a_file_changed_after_the_turn_stops_the_undo_until_forced() {
         "the user's edit\n"
     );
     match agent.history().last().unwrap() {
-        Message::User { content } => assert!(
+        Message::User { content, .. } => assert!(
             content.contains("a.txt restored (a.txt moved to a.txt.mm-undo-1)"),
             "{content}"
         ),

@@ -163,12 +163,9 @@ async fn a_question_too_long_alone_is_sent_and_fails_on_the_servers_word() {
         "{text} ({sent:?})"
     );
     // The question that did not fit is not kept; the next one is answered.
-    assert!(
-        !agent
-            .history()
-            .iter()
-            .any(|m| matches!(m, mm_agent::Message::User { content } if content.contains("lorem")))
-    );
+    assert!(!agent.history().iter().any(
+        |m| matches!(m, mm_agent::Message::User { content, .. } if content.contains("lorem"))
+    ));
     assert_eq!(
         ask(&mut agent, "and now?").await.0.outcome,
         TurnOutcome::Done

@@ -102,6 +102,12 @@ pub struct Config {
     /// The user's scripts around every step, by event
     /// (docs/reference/hooks.md). User file only: a hook is code that runs.
     pub hooks: BTreeMap<String, Vec<HookGroup>>,
+    /// The user's SearXNG instance, for the `web_search` tool (declared
+    /// only when set). User file only: every query goes there.
+    pub web_search: WebSearchSettings,
+    /// Whether the model sees images; unset: what the server or the known
+    /// models say, else no.
+    pub vision: Option<bool>,
 
     /// mm's folder of the user's own files, `$XDG_CONFIG_HOME/mm` (else
     /// `~/.config/mm`): the global `AGENTS.md` and the `commands/` folder
@@ -109,6 +115,15 @@ pub struct Config {
     /// user file's place, so no file can set it.
     #[serde(skip)]
     pub user_dir: PathBuf,
+}
+
+/// `webSearch`: where `web_search` asks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebSearchSettings {
+    /// A SearXNG `/search` URL answering `format=json`; `None`: no
+    /// `web_search` tool.
+    pub url: Option<String>,
 }
 
 /// `permissions`: the default for calls no rule speaks of, and the rules
@@ -594,6 +609,8 @@ impl Config {
             sandbox_network: false,
             mcp_servers: BTreeMap::new(),
             hooks: BTreeMap::new(),
+            web_search: WebSearchSettings { url: None },
+            vision: None,
             mcp: McpSettings {
                 start_timeout: 10,
                 tool_timeout: 60,

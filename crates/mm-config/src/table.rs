@@ -224,6 +224,16 @@ pub const SETTINGS: &[Setting] = &[
         |c, _| c.agents.parallel.to_string(),
     ),
     row("hooks", false, show_hooks),
+    row("webSearch.url", false, |c, _| {
+        c.web_search
+            .url
+            .as_deref()
+            .map_or_else(|| "(none)".to_owned(), mask_url)
+    }),
+    row("vision", true, |c, _| match c.vision {
+        Some(v) => v.to_string(),
+        None => "auto".to_owned(),
+    }),
 ];
 
 /// The row of `key` (dotted camelCase).
@@ -431,10 +441,17 @@ mod tests {
             "mcp",
             "checkpoints",
             "hooks",
+            "webSearch",
         ] {
             assert!(!project_may_set(forbidden), "{forbidden}");
         }
-        for allowed in ["model", "compact", "instructions", "constrainedCalls"] {
+        for allowed in [
+            "model",
+            "compact",
+            "instructions",
+            "constrainedCalls",
+            "vision",
+        ] {
             assert!(project_may_set(allowed), "{allowed}");
         }
         assert!(!project_may_set("nonsense"));

@@ -198,7 +198,7 @@ pub fn describes_command(reply: &Message, messages: &[Message], tools: &[ToolDec
         return false;
     }
     let Some(question) = messages.iter().rev().find_map(|m| match m {
-        Message::User { content } => Some(content.as_str()),
+        Message::User { content, .. } => Some(content.as_str()),
         _ => None,
     }) else {
         return false;

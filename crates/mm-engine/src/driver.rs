@@ -676,6 +676,8 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> Result<Generation, GenerateError> {
         let inner = &*self.inner;
+        let seen = unseen_images(messages, self.sees_images());
+        let messages: &[Message] = seen.as_deref().unwrap_or(messages);
         let req = inner.provider.request(messages, tools, true);
         // Calls the model was shown: written back, they are quotes.
         let quoted = Quoted::of(messages);
@@ -788,6 +790,40 @@ pub(crate) fn summary_transcript(messages: &[Message]) -> Vec<Message> {
             other => other.clone(),
         })
         .collect()
+}
+
+/// For a model that does not see: the history with each image replaced by
+/// the line saying so (after its message's text); `None` when nothing
+/// changes, so a model that sees, or a history without images, costs no
+/// copy.
+pub(crate) fn unseen_images(messages: &[Message], sees: bool) -> Option<Vec<Message>> {
+    let has = |m: &Message| matches!(m, Message::User { images, .. } | Message::Tool { images, .. } if !images.is_empty());
+    if sees || !messages.iter().any(has) {
+        return None;
+    }
+    Some(
+        messages
+            .iter()
+            .map(|m| {
+                let mut m = m.clone();
+                if let Message::User {
+                    content, images, ..
+                }
+                | Message::Tool {
+                    content, images, ..
+                } = &mut m
+                {
+                    for image in images.drain(..) {
+                        if !content.is_empty() && !content.ends_with('\n') {
+                            content.push('\n');
+                        }
+                        content.push_str(&image.unseen_line());
+                    }
+                }
+                m
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

@@ -52,6 +52,8 @@ pub(crate) struct Inner {
     pub settings: ProviderSettings,
     /// The window in force (`settings.context_window` is its size).
     pub window: Window,
+    /// `vision`: whether the model sees images, when the settings say.
+    pub vision: Option<bool>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -243,6 +245,7 @@ impl Engine {
                 text_tool_calls: cfg.text_tool_calls == mm_config::TextToolCalls::Auto,
                 max_retry_wait: Duration::from_secs(cfg.max_retry_wait),
                 settings,
+                vision: cfg.vision,
             }),
         })
     }
@@ -325,6 +328,7 @@ impl Engine {
                 text_tool_calls,
                 max_retry_wait: i.max_retry_wait,
                 settings,
+                vision: i.vision,
             }),
         }
     }

@@ -112,6 +112,13 @@ pub(crate) fn caps_of(inner: &Inner) -> Caps {
         .unwrap_or_default()
 }
 
+/// What servers said of their models' sight, by provider, address and
+/// model.
+fn vision_cache() -> &'static Mutex<HashMap<String, bool>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, bool>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
 pub(crate) fn cache_key(inner: &Inner) -> String {
     format!("{}\n{}\n{}", inner.spec.name, inner.base_url, inner.model)
 }
@@ -182,6 +189,11 @@ impl Inner {
                         caps.tools = self.provider.renders_tools(probe.label, &json);
                     }
                     caps.keeps_reasoning |= self.provider.keeps_reasoning(probe.label, &json);
+                    if let Some(sees) = self.provider.sees_images(probe.label, &json)
+                        && let Ok(mut c) = vision_cache().lock()
+                    {
+                        c.insert(cache_key(self), sees);
+                    }
                     if let Some(tokens) = (probe.read)(&json, &self.model) {
                         return Ok(Window {
                             tokens,
@@ -281,6 +293,25 @@ impl Engine {
         let tokenize = inner.provider.tokenize_probe(&prompt)?;
         let json = inner.probe_json(&tokenize, PROBE_TIMEOUT).await.ok()?;
         (tokenize.read)(&json, &inner.model)
+    }
+
+    /// Whether the model sees images: the `vision` setting when set, else
+    /// what the server said when [`Engine::discover_window`] asked
+    /// (Ollama `capabilities`, llama.cpp `/props` `modalities`), else the
+    /// provider's known models, else no. A model that does not see gets
+    /// each image replaced by one line saying so.
+    pub fn sees_images(&self) -> bool {
+        let inner = &*self.inner;
+        inner
+            .vision
+            .or_else(|| {
+                vision_cache()
+                    .lock()
+                    .ok()
+                    .and_then(|c| c.get(&cache_key(inner)).copied())
+            })
+            .or_else(|| inner.provider.known_vision())
+            .unwrap_or(false)
     }
 
     /// The server's models (`/model` without a name): Ollama's

@@ -156,6 +156,17 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     fn known_window(&self) -> Option<u64> {
         None
     }
+    /// From the answer to the window probe `label`: whether the model sees
+    /// images (Ollama `/api/show` `capabilities`, llama.cpp `/props`
+    /// `modalities.vision`); `None` when it does not say.
+    fn sees_images(&self, _label: &str, _answer: &serde_json::Value) -> Option<bool> {
+        None
+    }
+    /// Whether this provider's model is known to see images (hosted
+    /// models); `None`: not known.
+    fn known_vision(&self) -> Option<bool> {
+        None
+    }
     /// The question that tells the window the loaded model runs with now
     /// (Ollama's `/api/ps`), for `--doctor`.
     fn running_window_probe(&self) -> Option<Probe<u64>> {

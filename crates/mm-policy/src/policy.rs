@@ -43,6 +43,8 @@ pub enum Subject<'a> {
     /// The path a file tool reads or writes (relative to the working
     /// directory, or absolute).
     Path(&'a Path),
+    /// The host of a URL `web_fetch` reads: `domain:HOST` patterns apply.
+    Domain(&'a str),
     /// Nothing: only rules without a pattern apply.
     None,
 }
@@ -209,6 +211,8 @@ impl Policy {
         if mode == Mode::Plan && call.changes {
             let reads = match call.subject {
                 Subject::Command(line) => read_only(&shell::analyse(line, call.cwd)),
+                // Reading a page changes nothing here: it runs in plan mode.
+                Subject::Domain(_) => true,
                 _ => false,
             };
             return match self.judge(call, Mode::Allow) {
@@ -291,6 +295,19 @@ impl Policy {
                 }
                 fallback()
             }
+            Subject::Domain(host) => {
+                let matches = |r: &Rule| r.matches_domain(host);
+                if let Some(r) = first_match(&deny, matches).or_else(|| first_bare(&deny)) {
+                    return Verdict::Deny(r.to_string());
+                }
+                if let Some(r) = first_match(&ask, matches).or_else(|| first_bare(&ask)) {
+                    return Verdict::Ask(AskReason::Rule(r.to_string()));
+                }
+                if allow.iter().any(|r| matches(r)) {
+                    return Verdict::Allow;
+                }
+                fallback()
+            }
             Subject::None => {
                 if let Some(r) = deny.iter().find(|r| r.is_bare()) {
                     return Verdict::Deny(r.to_string());
@@ -337,13 +354,22 @@ impl Policy {
                     }
                 }
             }
-            Subject::Path(_) | Subject::None => {
+            Subject::Path(_) | Subject::Domain(_) | Subject::None => {
                 if let Ok(rule) = Rule::parse(call.tool) {
                     record(rule, &mut session);
                 }
             }
         }
         added
+    }
+
+    /// Whether an allow rule of `tool` names `host` by a `domain:`
+    /// pattern (a bare rule does not): what lets `web_fetch` reach a
+    /// loopback or private address, which no prompt may reach unasked.
+    pub fn names_domain(&self, tool: &str, host: &str) -> bool {
+        rules_for(&self.allow, tool)
+            .into_iter()
+            .any(|r| !r.is_bare() && r.matches_domain(host))
     }
 
     /// Every rule in force.
@@ -503,6 +529,45 @@ mod tests {
         p.set_default_mode(Mode::Allow);
         assert_eq!(p.check(&write), Verdict::Allow);
         assert_eq!(p.listing().default, Mode::Allow);
+    }
+
+    #[test]
+    fn web_fetch_is_judged_by_domain_asks_in_ask_mode_and_runs_in_plan_mode() {
+        let cwd = Path::new("/p");
+        let fetch = |host| Call {
+            tool: "web_fetch",
+            subject: Subject::Domain(host),
+            changes: true,
+            cwd,
+        };
+        let p = policy(
+            Mode::Ask,
+            &["web_fetch(domain:docs.rs)", "web_fetch(domain:127.0.0.1)"],
+            &[],
+            &["web_fetch(domain:*.evil.example)"],
+        );
+        assert_eq!(p.check(&fetch("docs.rs")), Verdict::Allow);
+        assert_eq!(p.check(&fetch("www.Docs.RS")), Verdict::Allow);
+        assert_eq!(
+            p.check(&fetch("notdocs.rs")),
+            Verdict::Ask(AskReason::Default)
+        );
+        assert_eq!(
+            p.check(&fetch("a.evil.example")),
+            Verdict::Deny("web_fetch(domain:*.evil.example)".into())
+        );
+        assert!(p.names_domain("web_fetch", "127.0.0.1"));
+        assert!(!p.names_domain("web_fetch", "127.0.0.2"));
+        p.set_default_mode(Mode::Plan);
+        assert_eq!(p.check(&fetch("example.com")), Verdict::Allow);
+        assert_eq!(
+            p.check(&fetch("a.evil.example")),
+            Verdict::Deny("web_fetch(domain:*.evil.example)".into())
+        );
+        // A bare allow rule lets every host run but names none.
+        let bare = policy(Mode::Ask, &["web_fetch"], &[], &[]);
+        assert_eq!(bare.check(&fetch("example.com")), Verdict::Allow);
+        assert!(!bare.names_domain("web_fetch", "127.0.0.1"));
     }
 
     #[test]

@@ -72,6 +72,9 @@ struct Pattern {
     /// The pattern's first word when it is literal (`rm` of `rm -rf *`):
     /// what a command name that is a glob (`r[m]`) is tried as.
     command_word: Option<String>,
+    /// `domain:HOST` (a `web_fetch` rule): the host glob, lower case,
+    /// matched against a URL's host and, when literal, its subdomains.
+    domain: Option<(String, GlobMatcher)>,
 }
 
 /// A command pattern with flags, normalised: `rm -rf *` is `rm` with the
@@ -401,6 +404,27 @@ impl Rule {
     }
 }
 
+impl Rule {
+    /// Whether the pattern names a URL's host: `domain:docs.rs` matches
+    /// `docs.rs` and `www.docs.rs`, `domain:*.internal` any host the glob
+    /// matches; a bare rule matches every host, any other pattern none.
+    pub fn matches_domain(&self, host: &str) -> bool {
+        let Some(p) = &self.pattern else {
+            return true;
+        };
+        let Some((literal, glob)) = &p.domain else {
+            return false;
+        };
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        glob.is_match(host)
+            || (!literal.contains(GLOB_CHARS)
+                && host.len() > literal.len()
+                && host.ends_with(literal.as_str())
+                && host[..host.len() - literal.len()].ends_with('.'))
+    }
+}
+
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
@@ -446,11 +470,24 @@ impl Pattern {
             .next()
             .filter(|w| !w.is_empty() && !w.contains(GLOB_CHARS))
             .map(str::to_owned);
+        let domain = match pattern.strip_prefix("domain:") {
+            Some(host) => {
+                let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
+                let matcher = GlobBuilder::new(&host)
+                    .case_insensitive(true)
+                    .literal_separator(false)
+                    .build()?
+                    .compile_matcher();
+                Some((host, matcher))
+            }
+            None => None,
+        };
         Ok(Pattern {
             command,
             path,
             flags,
             command_word,
+            domain,
         })
     }
 }

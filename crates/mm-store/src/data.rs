@@ -179,7 +179,7 @@ impl SessionData {
     /// The first question of the history, if any.
     pub fn first_question(&self) -> Option<&str> {
         self.messages.iter().find_map(|m| match m {
-            Message::User { content } => Some(content.as_str()),
+            Message::User { content, .. } => Some(content.as_str()),
             _ => None,
         })
     }

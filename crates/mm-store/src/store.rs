@@ -362,7 +362,7 @@ fn matches(data: &SessionData, words: &[String]) -> Option<String> {
         .messages
         .iter()
         .filter_map(|m| match m {
-            Message::User { content } | Message::Assistant { content, .. } => {
+            Message::User { content, .. } | Message::Assistant { content, .. } => {
                 Some(content.as_str())
             }
             _ => None,

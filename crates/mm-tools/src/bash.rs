@@ -357,7 +357,11 @@ impl Bash {
         if failed && let Some(line) = sandbox_hint(ctx.permissions.sandbox(), &text) {
             ctx.sink.event(Event::Notice { text: line });
         }
-        ToolOutput { text, failed }
+        ToolOutput {
+            text,
+            failed,
+            images: Vec::new(),
+        }
     }
 
     /// Starts `bash -c` with the write end of one pipe as both stdout and

@@ -1,6 +1,6 @@
 //! mm-tools: the `Tool` interface and the built-in tools the model can call
 //! (bash and its background jobs, read_file, write_file, edit_file, grep,
-//! glob, read_skill, lsp) and the tools
+//! glob, read_skill, lsp, web_fetch, web_search) and the tools
 //! of MCP servers.
 //!
 //! Tools return failures as text for the model, flagged as failures in
@@ -16,6 +16,7 @@ pub mod exit_plan;
 pub mod files;
 pub mod glob;
 pub mod grep;
+pub mod image;
 pub mod job;
 mod lenient;
 pub mod lsp;
@@ -26,6 +27,7 @@ pub mod todo;
 pub mod tool;
 pub mod toolbox;
 mod walk;
+pub mod web;
 
 pub use bash::kill_all_running;
 pub use tool::*;

@@ -167,6 +167,8 @@ pub enum Subject {
     Command(String),
     /// The absolute path a file tool reads or writes.
     Path(PathBuf),
+    /// The host of the URL `web_fetch` reads (`domain:` rules).
+    Domain(String),
 }
 
 impl Subject {
@@ -176,6 +178,7 @@ impl Subject {
             Subject::None => mm_policy::Subject::None,
             Subject::Command(c) => mm_policy::Subject::Command(c),
             Subject::Path(p) => mm_policy::Subject::Path(p),
+            Subject::Domain(h) => mm_policy::Subject::Domain(h),
         }
     }
 }
@@ -269,6 +272,8 @@ pub struct ToolOutput {
     /// The call did not do what it was asked (ToolEnd status `Failed`,
     /// recorded in the history); the text says why.
     pub failed: bool,
+    /// Pictures for the model (`read_file` of a PNG), after the text.
+    pub images: Vec<mm_types::Image>,
 }
 
 impl ToolOutput {
@@ -277,6 +282,7 @@ impl ToolOutput {
         ToolOutput {
             text: text.into(),
             failed: false,
+            images: Vec::new(),
         }
     }
 
@@ -285,6 +291,7 @@ impl ToolOutput {
         ToolOutput {
             text: text.into(),
             failed: true,
+            images: Vec::new(),
         }
     }
 }

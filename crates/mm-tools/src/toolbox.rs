@@ -160,6 +160,15 @@ impl CallOutcome {
         }
     }
 
+    /// The pictures the call returned (`read_file` of an image), which go
+    /// into the history with its result.
+    pub fn images(&self) -> &[mm_types::Image] {
+        match self {
+            CallOutcome::Output(out) => &out.images,
+            CallOutcome::Stop { .. } => &[],
+        }
+    }
+
     /// Whether the call failed: what the history records with its result.
     pub fn failed(&self) -> bool {
         match self {
@@ -717,7 +726,14 @@ impl Toolbox {
         let ToolOutput {
             text: output,
             failed,
+            images,
         } = output;
+        if !images.is_empty() {
+            ctx.sink.event(Event::ToolImages {
+                id: call_id.to_string(),
+                images: images.clone(),
+            });
+        }
         let mut output = redact(&output, &self.settings.secrets);
         // A last cap (tools cut their own output; this catches whatever a
         // tool or the redaction left longer).
@@ -729,12 +745,14 @@ impl Toolbox {
             mm_detector::Verdict::Ok => CallOutcome::Output(ToolOutput {
                 text: output,
                 failed,
+                images,
             }),
             mm_detector::Verdict::Warn => {
                 push_line(&mut output, loop_detected_text());
                 CallOutcome::Output(ToolOutput {
                     text: output,
                     failed,
+                    images,
                 })
             }
             mm_detector::Verdict::Stop => {

@@ -149,6 +149,7 @@ impl Tool for Fixed {
             ToolOutput {
                 failed: a.text.starts_with("fail"),
                 text: format!("echo:{}", a.text),
+                images: Vec::new(),
             }
         })
     }

@@ -21,6 +21,8 @@ pub enum ToolKind {
     Search,
     /// Thinks: a subagent working on a job (`task`), the ACP kind `think`.
     Think,
+    /// Reads a web page (`web_fetch`, `web_search`).
+    Fetch,
     /// Anything else.
     Other,
 }
@@ -439,6 +441,14 @@ pub enum Event {
         output: String,
         /// Lines to echo; empty for tools whose output is not echoed.
         preview: Vec<String>,
+    },
+    /// Pictures a call returned for the model (`read_file` of a PNG), sent
+    /// just before its `ToolEnd`: an editor shows them with the call.
+    ToolImages {
+        /// The call's id.
+        id: String,
+        /// The pictures, as the model receives them.
+        images: Vec<crate::message::Image>,
     },
     /// A piece of a running call's output as it arrives (`bash`), already
     /// redacted, for a front end to show progress. What the model gets is

@@ -17,6 +17,10 @@ pub enum Message {
     User {
         /// The question as sent (mentions expanded), or the summary.
         content: String,
+        /// Pictures sent with it (`@shot.png`, an editor's image block),
+        /// after the text. Absent in older files.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
     /// What the model answered: text, reasoning kept for the record (and sent
     /// back only where the provider requires it) and tool calls.
@@ -45,7 +49,38 @@ pub enum Message {
         /// The tool reported a failure.
         #[serde(default, skip_serializing_if = "is_false")]
         failed: bool,
+        /// Pictures the tool returned (`read_file` of a PNG): inside the
+        /// result where the wire allows, else in a user message after the
+        /// results. Absent in older files.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
+}
+
+/// A picture a message carries, as every wire sends it: its media type and
+/// its bytes in base64.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The bytes, base64 (standard alphabet, padded).
+    pub data: String,
+    /// Where it came from (a path, a URI), for the line a model that
+    /// cannot see reads instead.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source: String,
+}
+
+impl Image {
+    /// The line a model that cannot see images reads in the image's place.
+    pub fn unseen_line(&self) -> String {
+        let what = if self.source.is_empty() {
+            "an image".to_owned()
+        } else {
+            format!("the image {}", self.source)
+        };
+        format!("[{what} is not shown: this model cannot see images]")
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -57,6 +92,15 @@ impl Message {
     pub fn user(content: impl Into<String>) -> Self {
         Message::User {
             content: content.into(),
+            images: Vec::new(),
+        }
+    }
+
+    /// A user message with pictures after its text.
+    pub fn user_with_images(content: impl Into<String>, images: Vec<Image>) -> Self {
+        Message::User {
+            content: content.into(),
+            images,
         }
     }
 
@@ -97,6 +141,7 @@ impl Message {
             name: name.into(),
             content: content.into(),
             failed,
+            images: Vec::new(),
         }
     }
 }

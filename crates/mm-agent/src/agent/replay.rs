@@ -61,7 +61,7 @@ impl Agent {
         for message in messages {
             match message {
                 Message::System { .. } => {}
-                Message::User { content } => {
+                Message::User { content, .. } => {
                     close(&mut open);
                     sink.event(Event::Question {
                         text: without_mode_note(content).to_owned(),

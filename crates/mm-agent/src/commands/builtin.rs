@@ -597,12 +597,15 @@ const RECAP_WIDTH: usize = 72;
 /// (or only a compaction summary is left).
 pub fn recap(history: &[Message]) -> Vec<String> {
     let asked = history.iter().rposition(
-        |m| matches!(m, Message::User { content } if !content.starts_with(SUMMARY_PREFIX)),
+        |m| matches!(m, Message::User { content, .. } if !content.starts_with(SUMMARY_PREFIX)),
     );
     let Some(at) = asked else {
         return Vec::new();
     };
-    let Message::User { content: question } = &history[at] else {
+    let Message::User {
+        content: question, ..
+    } = &history[at]
+    else {
         return Vec::new();
     };
     let question = crate::agent::without_mode_note(question);
@@ -771,9 +774,7 @@ mod tests {
     use mm_engine::ToolCall;
 
     fn user(text: &str) -> Message {
-        Message::User {
-            content: text.to_string(),
-        }
+        Message::user(text)
     }
 
     fn reply(text: &str, calls: &[&str]) -> Message {

@@ -51,12 +51,12 @@ pub fn markdown(heading: &Heading<'_>, history: &[Message]) -> String {
         }
         match message {
             Message::System { .. } => {}
-            Message::User { content } if content.starts_with(SUMMARY_PREFIX) => {
+            Message::User { content, .. } if content.starts_with(SUMMARY_PREFIX) => {
                 out.push_str("\n## Summary of the earlier conversation\n\n");
                 out.push_str(content[SUMMARY_PREFIX.len()..].trim());
                 out.push('\n');
             }
-            Message::User { content } => {
+            Message::User { content, .. } => {
                 asked += 1;
                 out.push_str(&format!(
                     "\n## Question {asked}\n\n{}\n",

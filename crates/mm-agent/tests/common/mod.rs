@@ -91,7 +91,7 @@ pub fn render(history: &[Message]) -> String {
         .iter()
         .map(|m| match m {
             Message::System { content } => format!("system: {}", first_line(content)),
-            Message::User { content } => format!("user: {content}"),
+            Message::User { content, .. } => format!("user: {content}"),
             Message::Assistant {
                 content,
                 tool_calls,

@@ -97,6 +97,13 @@ fn ephemeral() -> Value {
     json!({"type": "ephemeral"})
 }
 
+/// An `image` block with a base64 source.
+fn image_block(image: &mm_types::Image) -> Value {
+    json!({"type": "image", "source": {
+        "type": "base64", "media_type": image.media_type, "data": image.data,
+    }})
+}
+
 pub(crate) fn build_messages(messages: &[Message]) -> (String, Vec<Value>) {
     let mut system = String::new();
     let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
@@ -108,16 +115,32 @@ pub(crate) fn build_messages(messages: &[Message]) -> (String, Vec<Value>) {
                 }
                 system.push_str(content);
             }
-            Message::User { content } => {
+            Message::User { content, images } => {
                 push_block(&mut turns, "user", json!({"type": "text", "text": content}));
+                for image in images {
+                    push_block(&mut turns, "user", image_block(image));
+                }
             }
             Message::Tool {
-                call_id, content, ..
-            } => push_block(
-                &mut turns,
-                "user",
-                json!({"type": "tool_result", "tool_use_id": call_id, "content": content}),
-            ),
+                call_id,
+                content,
+                images,
+                ..
+            } => {
+                // Images ride inside the result.
+                let content = if images.is_empty() {
+                    json!(content)
+                } else {
+                    let mut blocks = vec![json!({"type": "text", "text": content})];
+                    blocks.extend(images.iter().map(image_block));
+                    Value::Array(blocks)
+                };
+                push_block(
+                    &mut turns,
+                    "user",
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": content}),
+                );
+            }
             Message::Assistant {
                 content,
                 reasoning,
@@ -356,6 +379,11 @@ impl Provider for Anthropic {
 
     fn known_window(&self) -> Option<u64> {
         known_by_prefix(&[("claude", 200_000)], &self.settings.model)
+    }
+
+    fn known_vision(&self) -> Option<bool> {
+        // Every Claude model from the third generation on sees images.
+        self.settings.model.starts_with("claude").then_some(true)
     }
 
     fn models_probe(&self) -> Option<Probe<Vec<ModelEntry>>> {

@@ -52,6 +52,11 @@ fn push_part(turns: &mut Vec<(&'static str, Vec<Value>)>, role: &'static str, pa
     }
 }
 
+/// An `inline_data` part.
+fn inline_data(image: &mm_types::Image) -> Value {
+    json!({"inline_data": {"mime_type": image.media_type, "data": image.data}})
+}
+
 /// The history as Gemini `contents` plus the system instruction text.
 pub(crate) fn build_contents(messages: &[Message]) -> (String, Vec<Value>) {
     let mut system = String::new();
@@ -64,12 +69,28 @@ pub(crate) fn build_contents(messages: &[Message]) -> (String, Vec<Value>) {
                 }
                 system.push_str(content);
             }
-            Message::User { content } => push_part(&mut turns, "user", json!({"text": content})),
-            Message::Tool { name, content, .. } => push_part(
-                &mut turns,
-                "user",
-                json!({"functionResponse": {"name": name, "response": {"result": content}}}),
-            ),
+            Message::User { content, images } => {
+                push_part(&mut turns, "user", json!({"text": content}));
+                for image in images {
+                    push_part(&mut turns, "user", inline_data(image));
+                }
+            }
+            Message::Tool {
+                name,
+                content,
+                images,
+                ..
+            } => {
+                push_part(
+                    &mut turns,
+                    "user",
+                    json!({"functionResponse": {"name": name, "response": {"result": content}}}),
+                );
+                // A tool's images are parts of the same turn as its result.
+                for image in images {
+                    push_part(&mut turns, "user", inline_data(image));
+                }
+            }
             Message::Assistant {
                 content,
                 reasoning,
@@ -217,6 +238,10 @@ impl Provider for Gemini {
 
     fn known_window(&self) -> Option<u64> {
         known_by_prefix(&[("gemini", 1_048_576)], &self.settings.model)
+    }
+
+    fn known_vision(&self) -> Option<bool> {
+        self.settings.model.starts_with("gemini").then_some(true)
     }
 
     fn models_probe(&self) -> Option<Probe<Vec<ModelEntry>>> {

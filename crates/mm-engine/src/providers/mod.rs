@@ -226,6 +226,42 @@ pub fn ollama_host_url(host: &str) -> String {
     }
 }
 
+/// The text of the user message that carries a tool's images on a wire
+/// whose tool results hold text only.
+pub(crate) const RESULT_IMAGES: &str = "[the images the tool results above returned]";
+
+/// On a wire whose tool results hold text only: after each run of tool
+/// results (`out` has one entry per message, in order), one user message
+/// (`message`) with the images those results returned.
+pub(crate) fn images_after_results(
+    messages: &[mm_types::Message],
+    out: &mut Vec<serde_json::Value>,
+    message: impl Fn(&[mm_types::Image]) -> serde_json::Value,
+) {
+    if !messages
+        .iter()
+        .any(|m| matches!(m, mm_types::Message::Tool { images, .. } if !images.is_empty()))
+    {
+        return;
+    }
+    let mut with: Vec<serde_json::Value> = Vec::with_capacity(out.len() + 1);
+    let mut pending: Vec<mm_types::Image> = Vec::new();
+    for (m, v) in messages.iter().zip(out.drain(..)) {
+        if !matches!(m, mm_types::Message::Tool { .. }) && !pending.is_empty() {
+            with.push(message(&pending));
+            pending.clear();
+        }
+        if let mm_types::Message::Tool { images, .. } = m {
+            pending.extend(images.iter().cloned());
+        }
+        with.push(v);
+    }
+    if !pending.is_empty() {
+        with.push(message(&pending));
+    }
+    *out = with;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -53,11 +53,20 @@ impl Ollama {
 }
 
 fn messages_json(messages: &[Message]) -> Vec<Value> {
-    messages
+    let images = |images: &[mm_types::Image]| -> Vec<Value> {
+        images.iter().map(|i| json!(i.data)).collect()
+    };
+    let mut out: Vec<Value> = messages
         .iter()
         .map(|m| match m {
             Message::System { content } => json!({"role": "system", "content": content}),
-            Message::User { content } => json!({"role": "user", "content": content}),
+            Message::User { content, images: pics } => {
+                let mut v = json!({"role": "user", "content": content});
+                if !pics.is_empty() {
+                    v["images"] = Value::Array(images(pics));
+                }
+                v
+            }
             Message::Assistant {
                 content, tool_calls, ..
             } => {
@@ -74,7 +83,14 @@ fn messages_json(messages: &[Message]) -> Vec<Value> {
                 json!({"role": "tool", "content": content, "tool_name": name})
             }
         })
-        .collect()
+        .collect();
+    // A tool's images follow the results as a user message.
+    crate::providers::images_after_results(
+        messages,
+        &mut out,
+        |pics| json!({"role": "user", "content": crate::providers::RESULT_IMAGES, "images": images(pics)}),
+    );
+    out
 }
 
 impl Provider for Ollama {
@@ -164,6 +180,14 @@ impl Provider for Ollama {
             ),
             read: read_show,
         }]
+    }
+
+    fn sees_images(&self, label: &str, answer: &Value) -> Option<bool> {
+        if label != "/api/show" {
+            return None;
+        }
+        let caps = answer.get("capabilities")?.as_array()?;
+        Some(caps.iter().any(|c| c.as_str() == Some("vision")))
     }
 
     fn renders_tools(&self, label: &str, answer: &Value) -> Option<bool> {

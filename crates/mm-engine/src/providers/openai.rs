@@ -136,13 +136,20 @@ pub(crate) fn messages_json(messages: &[Message]) -> Vec<Value> {
 }
 
 /// [`messages_json`], with each answer's reasoning as `reasoning_content`
-/// when `reasoning` (a template that renders it).
+/// when `reasoning_back` (a template that renders it).
 fn messages_json_with(messages: &[Message], reasoning_back: bool) -> Vec<Value> {
-    messages
+    let mut out: Vec<Value> = messages
         .iter()
         .map(|m| match m {
             Message::System { content } => json!({"role": "system", "content": content}),
-            Message::User { content } => json!({"role": "user", "content": content}),
+            Message::User { content, images } if images.is_empty() => {
+                json!({"role": "user", "content": content})
+            }
+            Message::User { content, images } => {
+                let mut parts = vec![json!({"type": "text", "text": content})];
+                parts.extend(images.iter().map(image_url));
+                json!({"role": "user", "content": parts})
+            }
             Message::Assistant {
                 content,
                 tool_calls,
@@ -178,7 +185,21 @@ fn messages_json_with(messages: &[Message], reasoning_back: bool) -> Vec<Value> 
                 call_id, content, ..
             } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
         })
-        .collect()
+        .collect();
+    // Tool messages hold text only: a tool's images follow the results.
+    crate::providers::images_after_results(messages, &mut out, |images| {
+        let mut parts = vec![json!({"type": "text", "text": crate::providers::RESULT_IMAGES})];
+        parts.extend(images.iter().map(image_url));
+        json!({"role": "user", "content": parts})
+    });
+    out
+}
+
+/// An `image_url` part holding the image as a data URL.
+fn image_url(image: &mm_types::Image) -> Value {
+    json!({"type": "image_url", "image_url": {
+        "url": format!("data:{};base64,{}", image.media_type, image.data),
+    }})
 }
 
 pub(crate) fn tools_json(tools: &[ToolDecl]) -> Vec<Value> {
@@ -359,6 +380,31 @@ impl Provider for OpenAi {
                 .pointer("/chat_template_caps/supports_preserve_reasoning")
                 .and_then(Value::as_bool)
                 == Some(true)
+    }
+
+    fn sees_images(&self, _label: &str, answer: &Value) -> Option<bool> {
+        if !self.compatible() {
+            return None;
+        }
+        // llama.cpp's /props: the loaded model has a projector or not.
+        answer.pointer("/modalities/vision")?.as_bool()
+    }
+
+    fn known_vision(&self) -> Option<bool> {
+        if self.compatible() {
+            return None;
+        }
+        let m = self.settings.model.as_str();
+        let sees = [
+            "gpt-4o",
+            "gpt-4.1",
+            "gpt-4-turbo",
+            "gpt-5",
+            "o1",
+            "o3",
+            "o4",
+        ];
+        Some(sees.iter().any(|p| m.starts_with(p)))
     }
 
     fn known_window(&self) -> Option<u64> {

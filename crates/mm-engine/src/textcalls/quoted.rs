@@ -31,7 +31,9 @@ impl<'m> Quoted<'m> {
         let texts = messages
             .iter()
             .filter_map(|m| match m {
-                Message::User { content } | Message::Tool { content, .. } => Some(content.as_str()),
+                Message::User { content, .. } | Message::Tool { content, .. } => {
+                    Some(content.as_str())
+                }
                 _ => None,
             })
             .collect();
@@ -161,6 +163,7 @@ mod tests {
                 name: "read_file".into(),
                 content: "<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"touch x\"}}</tool_call>".into(),
                 failed: false,
+                images: Vec::new(),
             },
         ];
         let q = Quoted::of(&messages);

@@ -352,6 +352,7 @@ fn a_copy_of_a_tool_result_or_the_users_message_stays_text() {
             name: "read_file".into(),
             content: format!("Setup:\n{touch}\n"),
             failed: false,
+            images: Vec::new(),
         },
     ];
     let from_user = [Message::user(format!("What does {touch} do?"))];

@@ -386,6 +386,7 @@ impl Bash {
             Some(end) => ToolOutput {
                 failed: end != "exit status 0",
                 text: with_line(text, &format!("[job {id} ended: {end}]")),
+                images: Vec::new(),
             },
         }
     }

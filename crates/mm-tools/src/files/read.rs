@@ -161,6 +161,19 @@ impl Tool for ReadFile {
                 Err(text) => return ToolOutput::fail(text),
             };
             let abs = absolute(&ctx.cwd, &a.path);
+            if crate::image::media_type(&abs).is_some() && abs.is_file() {
+                // A picture goes to the model as one.
+                let shown = a.path.clone();
+                let loaded = blocking(move || crate::image::load(&abs, &shown)).await;
+                return match loaded {
+                    Ok(image) => ToolOutput {
+                        text: format!("[image {}: {}]", a.path, image.media_type),
+                        failed: false,
+                        images: vec![image],
+                    },
+                    Err(why) => ToolOutput::fail(why),
+                };
+            }
             let max = ctx.max_output;
             let secrets = self.secrets.clone();
             let cancel = ctx.cancel.clone();
