@@ -69,7 +69,7 @@ fn always_turns_the_value_into_a_call_that_runs_and_an_answer() {
             "the answer branch"
         );
         // The tools stay declared: the prompt is the unconstrained one.
-        assert_eq!(chat["tools"].as_array().unwrap().len(), 10);
+        assert_eq!(chat["tools"].as_array().unwrap().len(), 11);
     }
     // The call is a native one in the history, and its result goes back.
     let second = messages(&chats[1]);

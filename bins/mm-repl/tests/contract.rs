@@ -1049,12 +1049,12 @@ fn undeclared_tools_are_unknown() {
     run.assert_ok();
     assert_eq!(
         tool_names(&w.chats()[0]),
-        ["bash", "job_output", "job_kill", "web_fetch", "todo"]
+        ["bash", "job_output", "job_kill", "web_fetch", "todo", "task"]
     );
     assert_eq!(
         results(&w, &run, 1),
         [
-            "unknown tool \"read_file\"; available tools: bash, job_kill, job_output, todo, web_fetch"
+            "unknown tool \"read_file\"; available tools: bash, job_kill, job_output, task, todo, web_fetch"
         ]
     );
 }

@@ -136,7 +136,7 @@ fn the_model_calls_mcp_time_and_gets_the_result_in_the_next_request() {
             "mcp__time__convert_time"
         ]
     );
-    let decl = &chats[0]["tools"][10]["function"];
+    let decl = &chats[0]["tools"][11]["function"];
     assert_eq!(
         decl["description"],
         "Get current time in a specific timezone"
@@ -250,7 +250,7 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
             "mcp"
         ]
     );
-    let listing = chats[0]["tools"][10]["function"]["description"]
+    let listing = chats[0]["tools"][11]["function"]["description"]
         .as_str()
         .unwrap();
     assert!(

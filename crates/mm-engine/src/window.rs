@@ -95,6 +95,9 @@ pub(crate) struct Caps {
     pub tools: Option<bool>,
     /// It renders earlier turns' reasoning.
     pub keeps_reasoning: bool,
+    /// The model sees images (Ollama `capabilities`, llama.cpp `/props`
+    /// `modalities.vision`; `None`: not said).
+    pub sees_images: Option<bool>,
 }
 
 /// Answers already had in this process, by provider, address and model.
@@ -110,13 +113,6 @@ pub(crate) fn caps_of(inner: &Inner) -> Caps {
         .ok()
         .and_then(|c| c.get(&cache_key(inner)).map(|(_, caps)| *caps))
         .unwrap_or_default()
-}
-
-/// What servers said of their models' sight, by provider, address and
-/// model.
-fn vision_cache() -> &'static Mutex<HashMap<String, bool>> {
-    static CACHE: OnceLock<Mutex<HashMap<String, bool>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 pub(crate) fn cache_key(inner: &Inner) -> String {
@@ -189,10 +185,8 @@ impl Inner {
                         caps.tools = self.provider.renders_tools(probe.label, &json);
                     }
                     caps.keeps_reasoning |= self.provider.keeps_reasoning(probe.label, &json);
-                    if let Some(sees) = self.provider.sees_images(probe.label, &json)
-                        && let Ok(mut c) = vision_cache().lock()
-                    {
-                        c.insert(cache_key(self), sees);
+                    if caps.sees_images.is_none() {
+                        caps.sees_images = self.provider.sees_images(probe.label, &json);
                     }
                     if let Some(tokens) = (probe.read)(&json, &self.model) {
                         return Ok(Window {
@@ -304,12 +298,7 @@ impl Engine {
         let inner = &*self.inner;
         inner
             .vision
-            .or_else(|| {
-                vision_cache()
-                    .lock()
-                    .ok()
-                    .and_then(|c| c.get(&cache_key(inner)).copied())
-            })
+            .or_else(|| caps_of(inner).sees_images)
             .or_else(|| inner.provider.known_vision())
             .unwrap_or(false)
     }
