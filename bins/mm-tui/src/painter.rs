@@ -408,11 +408,16 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
     } else {
         String::new()
     };
-    // The mode is always there, first.
-    let left = if left.is_empty() {
-        format!(" mode: {} ", ui.mode)
+    // The mode is always there, first; vi's normal mode before it.
+    let vi = if ui.vi.is_some_and(|v| v.normal) {
+        "-- NORMAL -- · "
     } else {
-        format!(" mode: {} · {left} ", ui.mode)
+        ""
+    };
+    let left = if left.is_empty() {
+        format!(" {vi}mode: {} ", ui.mode)
+    } else {
+        format!(" {vi}mode: {} · {left} ", ui.mode)
     };
     // What does not fit goes first: the folder, mm's version, then the
     // model's length; the tokens stay.

@@ -150,6 +150,8 @@ pub struct Ui {
     /// Rows of the transcript area in the last frame (for paging).
     pub transcript_rows: u16,
     pub width: u16,
+    /// `editMode: vi`: the input's vi mode (`None` in emacs mode).
+    pub vi: Option<crate::vi::Vi>,
 }
 
 impl Ui {
@@ -174,6 +176,7 @@ impl Ui {
             prompt_for: None,
             transcript_rows: 0,
             width: 0,
+            vi: None,
         }
     }
 
