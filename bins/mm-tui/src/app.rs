@@ -93,6 +93,7 @@ impl App {
             }
         });
         let mut ui = ui;
+        ui.theme = config.theme;
         if config.edit_mode == mm_agent::config::EditMode::Vi {
             ui.vi = Some(crate::vi::Vi::default());
         }

@@ -152,6 +152,8 @@ pub struct Ui {
     pub width: u16,
     /// `editMode: vi`: the input's vi mode (`None` in emacs mode).
     pub vi: Option<crate::vi::Vi>,
+    /// The `theme` setting: the colours of each frame.
+    pub theme: mm_config::Theme,
 }
 
 impl Ui {
@@ -177,6 +179,7 @@ impl Ui {
             transcript_rows: 0,
             width: 0,
             vi: None,
+            theme: mm_config::Theme::Dark,
         }
     }
 
