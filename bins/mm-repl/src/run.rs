@@ -79,6 +79,7 @@ async fn start(cli: Cli) -> Result<u8, StartError> {
         }
     };
     tracing::info!(model = %start.config.model, cwd = %start.cwd.display(), "starting");
+    crate::style::set_theme(start.config.theme);
     if cli.doctor {
         return crate::doctor::run(&start.config, cli.output_format).await;
     }

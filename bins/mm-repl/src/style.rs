@@ -20,15 +20,65 @@ pub enum Style {
 }
 
 impl Style {
+    /// The SGR sequence of this style in the theme in force; empty when
+    /// the theme shows it plain (high-contrast has no dim text).
     fn sgr(self) -> &'static str {
-        match self {
-            Style::Dim => "\x1b[2m",
-            Style::Red => "\x1b[31m",
-            Style::Yellow => "\x1b[33m",
-            Style::Green => "\x1b[32m",
-            Style::Cyan => "\x1b[36m",
-            Style::Bold => "\x1b[1m",
+        match (theme(), self) {
+            (Theme::HighContrast, Style::Dim) => "",
+            (Theme::HighContrast, Style::Red) => "\x1b[1;31m",
+            (Theme::HighContrast, Style::Yellow) => "\x1b[1;33m",
+            (Theme::HighContrast, Style::Green) => "\x1b[1;32m",
+            (Theme::HighContrast, Style::Cyan) => "\x1b[1;36m",
+            // Darker accents that stay readable on a white background.
+            (Theme::Light, Style::Red) => "\x1b[38;5;124m",
+            (Theme::Light, Style::Yellow) => "\x1b[38;5;130m",
+            (Theme::Light, Style::Green) => "\x1b[38;5;28m",
+            (Theme::Light, Style::Cyan) => "\x1b[38;5;24m",
+            (_, Style::Dim) => "\x1b[2m",
+            (_, Style::Red) => "\x1b[31m",
+            (_, Style::Yellow) => "\x1b[33m",
+            (_, Style::Green) => "\x1b[32m",
+            (_, Style::Cyan) => "\x1b[36m",
+            (_, Style::Bold) => "\x1b[1m",
         }
+    }
+}
+
+pub use mm_agent::config::Theme;
+
+/// The `theme` in force, set once at start-up (dark until then).
+static THEME: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Use `theme`'s colours from now on (the `theme` setting).
+pub fn set_theme(theme: Theme) {
+    let n = match theme {
+        Theme::Dark => 0,
+        Theme::Light => 1,
+        Theme::HighContrast => 2,
+    };
+    THEME.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The theme in force.
+pub fn theme() -> Theme {
+    match THEME.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => Theme::Light,
+        2 => Theme::HighContrast,
+        _ => Theme::Dark,
+    }
+}
+
+/// An SGR colour code of a rendered answer in the theme in force: `None`
+/// where the theme leaves it out (dim in high-contrast).
+fn themed(code: &'static str) -> Option<&'static str> {
+    match (theme(), code) {
+        (Theme::HighContrast, "2") => None,
+        (Theme::Light, "36") => Some("38;5;24"),
+        (Theme::Light, "33") => Some("38;5;130"),
+        (Theme::Light, "32") => Some("38;5;28"),
+        (Theme::Light, "35") => Some("38;5;90"),
+        (Theme::Light, "34") => Some("38;5;19"),
+        _ => Some(code),
     }
 }
 
@@ -69,6 +119,7 @@ pub fn markdown_span(color: bool, span: &mm_ui::markdown::Span) -> String {
         Role::Link => sgr.extend(["4", "34"]),
         Role::Text | Role::CodeBlock => {}
     }
+    let sgr: Vec<&str> = sgr.into_iter().filter_map(themed).collect();
     if sgr.is_empty() {
         return span.text.clone();
     }
@@ -111,7 +162,7 @@ pub fn cursor_for(is_tty: bool) -> bool {
 /// `text` in `style` when `color` is on; each line is styled on its own so
 /// a style never bleeds past a line end (raw mode, scrollback).
 pub fn paint(color: bool, style: Style, text: &str) -> String {
-    if !color || text.is_empty() {
+    if !color || text.is_empty() || style.sgr().is_empty() {
         return text.to_owned();
     }
     let mut out = String::with_capacity(text.len() + 8);

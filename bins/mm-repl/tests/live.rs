@@ -378,3 +378,28 @@ fn notify_sends_an_osc9_notice_when_a_turn_ends() {
         quit(s);
     }
 }
+
+/// `theme`: `/help` in the default (dark) theme uses the terminal's own
+/// foreground for its body and dim for the secondary line, never grey
+/// colour 8; high-contrast has no dim text at all.
+#[test]
+fn help_is_readable_in_each_theme() {
+    for (setting, dim) in [
+        ("", true),
+        ("theme: dark\n", true),
+        ("theme: high-contrast\n", false),
+    ] {
+        let w = World::new(vec![], setting);
+        let mut s = w.pty(&[], &[("NO_COLOR", ""), ("TERM", "xterm-256color")]);
+        expect(&mut s, PROMPT);
+        type_line(&mut s, "/help");
+        let help = expect(&mut s, "queues a message");
+        let help = format!("{help}{}", expect(&mut s, PROMPT));
+        assert!(help.contains("/quit"), "{help:?}");
+        assert!(!help.contains("\x1b[90m"), "{setting}: {help:?}");
+        assert!(!help.contains("38;5;8m"), "{setting}: {help:?}");
+        assert_eq!(help.contains("\x1b[2m"), dim, "{setting}: {help:?}");
+        eprintln!("--- /help with {setting:?}:\n{help:?}");
+        quit(s);
+    }
+}

@@ -92,6 +92,11 @@ impl App {
                 );
             }
         });
+        let mut ui = ui;
+        ui.theme = config.theme;
+        if config.edit_mode == mm_agent::config::EditMode::Vi {
+            ui.vi = Some(crate::vi::Vi::default());
+        }
         let app = App {
             shared,
             ui,
@@ -350,7 +355,11 @@ impl App {
     pub fn on_event(&mut self, ev: TermEvent) {
         match ev {
             TermEvent::Key(key) => {
-                let action = keymap::key(key, &self.context());
+                let ctx = self.context();
+                if ctx.mode == Mode::Normal && self.vi_key(key) {
+                    return;
+                }
+                let action = keymap::key(key, &ctx);
                 self.act(action);
             }
             TermEvent::Mouse(m) => self.act(keymap::mouse(m)),
@@ -363,6 +372,47 @@ impl App {
                 self.refresh_popup();
             }
             _ => {}
+        }
+    }
+
+    /// `editMode: vi`: Esc into normal mode (when no turn runs) and the
+    /// keys of normal mode. True when the key was taken.
+    fn vi_key(&mut self, key: KeyEvent) -> bool {
+        use crate::vi::Outcome;
+        if key.kind == crossterm::event::KeyEventKind::Release {
+            return false;
+        }
+        let busy = self.busy();
+        let Some(vi) = self.ui.vi.as_mut() else {
+            return false;
+        };
+        if !vi.normal {
+            let esc = key.code == KeyCode::Esc && key.modifiers.is_empty();
+            if esc && !busy {
+                vi.escape(&mut self.ui.input);
+                self.ui.selected = None;
+                self.ui.hint = None;
+                self.ctrl_c = None;
+                return true;
+            }
+            return false;
+        }
+        match vi.key(key, &mut self.ui.input) {
+            Outcome::Pass => false,
+            Outcome::Done => {
+                self.ctrl_c = None;
+                self.ui.hint = None;
+                self.refresh_popup();
+                true
+            }
+            Outcome::HistoryPrev => {
+                self.act(Action::HistoryPrev);
+                true
+            }
+            Outcome::HistoryNext => {
+                self.act(Action::HistoryNext);
+                true
+            }
         }
     }
 
@@ -822,6 +872,9 @@ impl App {
         );
         self.ui.take_text();
         self.ui.history.push(&text);
+        if let Some(vi) = &mut self.ui.vi {
+            vi.insert();
+        }
         self.ui.popup = None;
         self.ui.selected = None;
         self.ui.scroll = Scroll::Bottom;
@@ -929,7 +982,14 @@ impl App {
             Outcome::Say(text) => self.notice(text),
             Outcome::Error(text) => self.error(text),
             Outcome::List(rows) => self.notice(rows.join("\n")),
-            Outcome::Help(text) => self.notice(format!("{text}\n\n{KEYS_HELP}")),
+            Outcome::Help(text) => {
+                let vi = if self.ui.vi.is_some() {
+                    format!("\n{VI_KEYS_HELP}")
+                } else {
+                    String::new()
+                };
+                self.notice(format!("{text}\n\n{KEYS_HELP}{vi}"))
+            }
             Outcome::Copy(text) => self.show(commands::copy(&text)),
             Outcome::Diff(diff) => {
                 self.shared
@@ -990,6 +1050,9 @@ pub fn start_notice(agent: &Agent) -> String {
 
 /// Keys, for `/help` (the full table is in keymap.rs).
 pub const KEYS_HELP: &str = "Enter send (during a turn: queue) · Alt-Enter or \\ then Enter new line · Up/Down history · PgUp/PgDn scroll · Tab select a tool call or thinking, Enter/Ctrl-O unfold · Shift-Tab next mode (allow, ask, plan) · @ then Tab complete a path · Esc or Ctrl-C stop a turn · Ctrl-C clears the line · Ctrl-D or Ctrl-C twice on an empty input quit";
+
+/// The keys of `editMode: vi`, after [`KEYS_HELP`] in `/help`.
+pub const VI_KEYS_HELP: &str = "vi mode: Esc normal mode (during a turn: stop it) · h/l 0/$ w/b move · i/a/I/A insert · x D dd delete · k/j history";
 
 /// Wait for the turn's task; only called while busy.
 async fn wait(slot: &mut Slot) -> Result<Finished, tokio::task::JoinError> {
@@ -1272,6 +1335,52 @@ mod tests {
         key(&mut app, KeyCode::Enter);
         let saved = std::fs::read_to_string(&file).unwrap();
         assert!(saved.ends_with("list the files\n/help\n"), "{saved:?}");
+    }
+
+    #[test]
+    fn vi_mode_esc_enters_normal_mode_and_its_keys_edit_and_recall() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("history");
+        std::fs::write(&file, "#V2\nolder question\n").unwrap();
+        let mut a = agent(dir.path());
+        let mut config = a.config().clone();
+        config.edit_mode = mm_agent::config::EditMode::Vi;
+        a = Agent::new(config, dir.path(), PermissionSource::Terminal).unwrap();
+        let mut app = App::new(a);
+        app.use_history_file(&file);
+        typed(&mut app, "fix the bug now");
+        key(&mut app, KeyCode::Esc);
+        assert!(app.ui.vi.unwrap().normal, "Esc: normal mode");
+        assert!(!app.quit);
+        // Letters are commands now, not text.
+        typed(&mut app, "0wx");
+        assert_eq!(app.ui.text(), "fix he bug now");
+        typed(&mut app, "D");
+        assert_eq!(app.ui.text(), "fix ");
+        typed(&mut app, "Ado it");
+        assert!(!app.ui.vi.unwrap().normal, "A: insert mode at the end");
+        assert_eq!(app.ui.text(), "fix do it");
+        key(&mut app, KeyCode::Esc);
+        typed(&mut app, "dd");
+        assert_eq!(app.ui.text(), "");
+        typed(&mut app, "k");
+        assert_eq!(app.ui.text(), "older question");
+        typed(&mut app, "j");
+        assert_eq!(app.ui.text(), "");
+        typed(&mut app, "i/help");
+        key(&mut app, KeyCode::Enter);
+        assert!(!app.ui.vi.unwrap().normal);
+        let EntryKind::Notice(help) = last(&app) else {
+            panic!("{:?}", last(&app))
+        };
+        assert!(help.contains(VI_KEYS_HELP), "{help}");
+        // The status bar shows the mode.
+        key(&mut app, KeyCode::Esc);
+        let backend = ratatui::backend::TestBackend::new(100, 20);
+        let mut terminal = Terminal::new(backend).unwrap();
+        app.draw(&mut terminal).unwrap();
+        let screen = format!("{:?}", terminal.backend().buffer());
+        assert!(screen.contains("-- NORMAL --"), "{screen}");
     }
 
     #[test]

@@ -23,6 +23,9 @@
 //! | Ctrl-U / Ctrl-K / Ctrl-W, Ctrl-Y | kill to the start / the end of the line / the word before, yank it back |
 //! | Ctrl-R | search the history (again: older; Enter takes it, Esc goes back) |
 //! | Ctrl-_ | undo an edit |
+//!
+//! With `editMode: vi`, Esc (no turn running) enters vi's normal mode: see
+//! [`crate::vi`].
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use mm_ui::Decision;

@@ -19,6 +19,7 @@ pub mod sink;
 pub mod terminal;
 pub mod transcript;
 pub mod ui;
+pub mod vi;
 pub mod view;
 pub mod wrap;
 

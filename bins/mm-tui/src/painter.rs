@@ -8,6 +8,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
+use mm_config::Theme;
+
 use crate::layout::{self, Areas, Wants};
 use crate::popup::Kind;
 use crate::transcript::Transcript;
@@ -71,6 +73,46 @@ pub fn draw(frame: &mut Frame, t: &Transcript, ui: &mut Ui) {
     rule(frame, t, ui, areas.rule);
     frame.render_widget(&ui.input, areas.input);
     status(frame, t, ui, &areas);
+    apply_theme(frame.buffer_mut(), ui.theme);
+}
+
+/// The `theme` setting over a drawn frame, in one place for every part:
+/// grey (colour 8) text becomes the terminal's own foreground, dim in
+/// `dark` and `light`, plain in `high-contrast` (where the accents are
+/// bold); `light` trades the bright accents for darker ones that read on
+/// white. Cells on a background of their own (the status bar) keep theirs.
+pub fn apply_theme(buf: &mut ratatui::buffer::Buffer, theme: Theme) {
+    for cell in buf.content.iter_mut() {
+        if cell.bg != Color::Reset {
+            continue;
+        }
+        if cell.fg == Color::DarkGray {
+            cell.fg = Color::Reset;
+            if theme != Theme::HighContrast {
+                cell.modifier.insert(Modifier::DIM);
+            }
+        }
+        match theme {
+            Theme::Dark => {}
+            Theme::HighContrast => {
+                cell.modifier.remove(Modifier::DIM);
+                if cell.fg != Color::Reset {
+                    cell.modifier.insert(Modifier::BOLD);
+                }
+            }
+            Theme::Light => {
+                cell.fg = match cell.fg {
+                    Color::Yellow => Color::Indexed(130),
+                    Color::Cyan => Color::Indexed(24),
+                    Color::Green => Color::Indexed(28),
+                    Color::Red => Color::Indexed(124),
+                    Color::Magenta => Color::Indexed(90),
+                    Color::Blue => Color::Indexed(19),
+                    other => other,
+                };
+            }
+        }
+    }
 }
 
 fn transcript(frame: &mut Frame, t: &Transcript, ui: &mut Ui, area: Rect) {
@@ -408,11 +450,16 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
     } else {
         String::new()
     };
-    // The mode is always there, first.
-    let left = if left.is_empty() {
-        format!(" mode: {} ", ui.mode)
+    // The mode is always there, first; vi's normal mode before it.
+    let vi = if ui.vi.is_some_and(|v| v.normal) {
+        "-- NORMAL -- · "
     } else {
-        format!(" mode: {} · {left} ", ui.mode)
+        ""
+    };
+    let left = if left.is_empty() {
+        format!(" {vi}mode: {} ", ui.mode)
+    } else {
+        format!(" {vi}mode: {} · {left} ", ui.mode)
     };
     // What does not fit goes first: the folder, mm's version, then the
     // model's length; the tokens stay.

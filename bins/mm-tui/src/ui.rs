@@ -150,6 +150,10 @@ pub struct Ui {
     /// Rows of the transcript area in the last frame (for paging).
     pub transcript_rows: u16,
     pub width: u16,
+    /// `editMode: vi`: the input's vi mode (`None` in emacs mode).
+    pub vi: Option<crate::vi::Vi>,
+    /// The `theme` setting: the colours of each frame.
+    pub theme: mm_config::Theme,
 }
 
 impl Ui {
@@ -174,6 +178,8 @@ impl Ui {
             prompt_for: None,
             transcript_rows: 0,
             width: 0,
+            vi: None,
+            theme: mm_config::Theme::Dark,
         }
     }
 

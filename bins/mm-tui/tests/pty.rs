@@ -1322,3 +1322,30 @@ fn quitting_prints_the_last_exchange_into_the_scrollback() {
     assert!(after.contains("The **second** answer."), "{after:?}");
     assert!(!after.contains("first question"), "{after:?}");
 }
+
+#[test]
+fn vi_mode_esc_then_normal_mode_keys_edit_the_question() {
+    let w = World::with(
+        vec![Reply::text("Sent it.")],
+        "permissions: ask\neditMode: vi\n",
+    );
+    let mut win = w.spawn();
+    win.wait_for("in 0 · out 0");
+    win.send("fix the bug now");
+    win.wait_for("fix the bug now");
+    win.send("\x1b");
+    let normal = win.wait_for("-- NORMAL --");
+    eprintln!("--- the window in vi's normal mode:\n{normal}");
+    win.send("0wx");
+    win.wait_for("fix he bug now");
+    win.send("D");
+    win.send("Ado it");
+    win.wait_for("fix do it");
+    assert!(!win.screen().contains("-- NORMAL --"), "A: insert mode");
+    win.send("\r");
+    win.wait_for_idle("Sent it.");
+    let question = w.chats()[0]["messages"].as_array().unwrap().last().unwrap()["content"].clone();
+    assert_eq!(question, "fix do it");
+    let (status, _) = win.quit();
+    assert!(status.success(), "{status:?}");
+}

@@ -670,3 +670,63 @@ fn escapes_from_the_model_and_commands_are_not_drawn() {
     assert!(s.contains("    AB  "), "{s}");
     assert!(s.contains("overloaded"), "{s}");
 }
+
+/// Each row's text, then its styled runs (`col..col fg bg modifiers`),
+/// to compare a screen's colours in a snapshot.
+fn styled_screen(term: &Terminal<TestBackend>) -> String {
+    let buf = term.backend().buffer();
+    let area = buf.area;
+    let mut out = String::new();
+    for y in 0..area.height {
+        let mut text = String::new();
+        let mut runs: Vec<(u16, u16, String)> = Vec::new();
+        for x in 0..area.width {
+            let cell = &buf[(x, y)];
+            text.push_str(cell.symbol());
+            let look = format!("{:?} {:?} {:?}", cell.fg, cell.bg, cell.modifier);
+            match runs.last_mut() {
+                Some((_, end, l)) if *l == look => *end = x + 1,
+                _ => runs.push((x, x + 1, look)),
+            }
+        }
+        out.push_str(&format!("{:2}|{}\n", y, text.trim_end()));
+        for (a, b, look) in runs {
+            if look != "Reset Reset NONE" {
+                out.push_str(&format!("    {a}..{b} {look}\n"));
+            }
+        }
+    }
+    out
+}
+
+/// One screen (reasoning folded, an answer with a heading and code) in
+/// each theme: grey text is the terminal's foreground, dim in dark and
+/// light, plain in high-contrast with bold accents; light has darker
+/// accents.
+#[test]
+fn themes() {
+    use mm_config::Theme;
+    let t0 = Instant::now();
+    let t = streaming(t0);
+    let mut seen = Vec::new();
+    for (name, theme) in [
+        ("dark", Theme::Dark),
+        ("light", Theme::Light),
+        ("high_contrast", Theme::HighContrast),
+    ] {
+        let mut ui = ui();
+        ui.theme = theme;
+        ui.now = t0 + Duration::from_secs(4);
+        let s = styled_screen(&draw(&t, &mut ui, W, H));
+        // No grey (colour 8) text in any theme; no dim in high-contrast.
+        let grey = s
+            .lines()
+            .any(|l| l.starts_with("    ") && l.split_whitespace().nth(1) == Some("DarkGray"));
+        assert!(!grey, "{s}");
+        assert_eq!(theme == Theme::HighContrast, !s.contains("DIM"), "{s}");
+        insta::assert_snapshot!(format!("theme_{name}"), s);
+        seen.push(s);
+    }
+    assert_ne!(seen[0], seen[1]);
+    assert_ne!(seen[0], seen[2]);
+}

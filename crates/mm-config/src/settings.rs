@@ -67,6 +67,8 @@ pub struct Config {
     /// How a turn's end or a waiting permission is signalled while the
     /// terminal is in the background.
     pub notify: Notify,
+    /// The colours of the REPL and the window.
+    pub theme: Theme,
     /// Whether the window captures the mouse (wheel scrolling; plain text
     /// selection then needs Shift).
     pub mouse: bool,
@@ -199,6 +201,20 @@ pub enum EditMode {
     Emacs,
     /// vi's insert and normal modes (Esc, then h j k l w b 0 $ x i a …).
     Vi,
+}
+
+/// `theme`: the colours of both front ends. Deserialized from its name
+/// only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Theme {
+    /// The terminal's own foreground, dim for secondary parts, colour
+    /// accents for a dark background.
+    Dark,
+    /// Accents dark enough to read on a white background.
+    Light,
+    /// No dim text; bold, bright accents.
+    HighContrast,
 }
 
 /// `notify`: how a turn's end, or a permission waiting, is signalled
@@ -582,6 +598,7 @@ impl Config {
             preview_lines: 5,
             edit_mode: EditMode::Emacs,
             notify: Notify::Auto,
+            theme: Theme::Dark,
             mouse: false,
             skills_dir: dirs.config.join("mm").join("skills"),
             permissions: PermissionRules::plain(PermissionSetting::Allow),
@@ -760,6 +777,29 @@ impl EditMode {
     }
 }
 
+impl Theme {
+    /// The YAML names, in the order error messages list them.
+    pub const NAMES: &'static [&'static str] = &["dark", "light", "high-contrast"];
+
+    /// The YAML name of this value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Theme::Dark => "dark",
+            Theme::Light => "light",
+            Theme::HighContrast => "high-contrast",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Theme> {
+        match name {
+            "dark" => Some(Theme::Dark),
+            "light" => Some(Theme::Light),
+            "high-contrast" => Some(Theme::HighContrast),
+            _ => None,
+        }
+    }
+}
+
 impl Notify {
     /// The YAML names, in the order error messages list them.
     pub const NAMES: &'static [&'static str] = &["auto", "bell", "osc9", "off"];
@@ -883,6 +923,7 @@ named_enum!(McpLazy);
 named_enum!(TextToolCalls);
 named_enum!(EditMode);
 named_enum!(Notify);
+named_enum!(Theme);
 named_enum!(ConstrainedCalls);
 
 /// The window used when neither the settings, the server nor the table

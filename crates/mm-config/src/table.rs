@@ -150,6 +150,7 @@ pub const SETTINGS: &[Setting] = &[
     // The person's own habits and screen: a project cannot choose them.
     row("editMode", false, |c, _| c.edit_mode.to_string()),
     row("notify", false, |c, _| c.notify.to_string()),
+    row("theme", false, |c, _| c.theme.to_string()),
     row("mouse", false, |c, _| c.mouse.to_string()),
     row("skillsDir", false, |c, _| {
         c.skills_dir.display().to_string()

@@ -85,7 +85,7 @@ fn write(path: &Path, text: &str) -> PathBuf {
 }
 
 const TOP_KEYS: &str = "model, baseURL, apiKeyEnv, contextWindow, maxTokens, thinking, showThinking, watchdog, \
-                        retries, textToolCalls, constrainedCalls, cacheControl, maxRetryWait, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, editMode, notify, mouse, skillsDir, \
+                        retries, textToolCalls, constrainedCalls, cacheControl, maxRetryWait, maxTurns, bashTool, bashTimeout, editTools, maxOutput, previewLines, editMode, notify, theme, mouse, skillsDir, \
                         permissions, acp, sessions, checkpoints, compact, lsp, instructions, sandbox, sandboxNetwork, \
                         mcpServers, mcp, agents, hooks, webSearch, vision";
 
