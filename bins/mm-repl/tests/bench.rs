@@ -16,11 +16,12 @@ use common::World;
 use mm_mock::Reply;
 
 /// Peak RSS budget of the whole `-p` process: 15 MB for a release build.
-/// An unoptimised debug binary maps about twice the pages (measured: 9.4 MB
-/// release, 19.8 MB debug), so a debug run gets a proportional bound
-/// instead of no check at all.
+/// An unoptimised debug binary maps far more pages (measured: 9.4 MB
+/// release, 19.8 MB debug; 35.7 MB debug once the HTML and image decoders
+/// came in, whose debug code is large), so a debug run gets a looser bound
+/// instead of no check at all; `scripts/bench` measures the release one.
 const RSS_BUDGET_KB: u64 = if cfg!(debug_assertions) {
-    32 * 1024
+    44 * 1024
 } else {
     15 * 1024
 };

@@ -1049,7 +1049,14 @@ fn undeclared_tools_are_unknown() {
     run.assert_ok();
     assert_eq!(
         tool_names(&w.chats()[0]),
-        ["bash", "job_output", "job_kill", "web_fetch", "todo", "task"]
+        [
+            "bash",
+            "job_output",
+            "job_kill",
+            "web_fetch",
+            "todo",
+            "task"
+        ]
     );
     assert_eq!(
         results(&w, &run, 1),

@@ -1143,7 +1143,7 @@ mod tests {
         assert_eq!(
             lines[2],
             "tools   bash, read_file, write_file, edit_file, grep, glob, job_output, job_kill, \
-             read_skill, todo, task"
+             read_skill, web_fetch, todo, task"
         );
         assert_eq!(lines[3], format!("skills  2 in {}", skills.display()));
         assert_eq!(
