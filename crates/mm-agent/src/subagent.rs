@@ -9,7 +9,7 @@
 //! `general` has the rest, an agent file names its own list
 //! (docs/reference/agents.md). Its events reach the front end wrapped in
 //! [`Event::Child`] under the call's id; its transcript and tokens are
-//! handed back to the parent ([`Subagents::take_done`]) for the session
+//! handed back to the parent (`Subagents::take_done`) for the session
 //! file.
 
 use std::borrow::Cow;

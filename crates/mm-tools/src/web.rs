@@ -497,7 +497,7 @@ fn looks_like_html(bytes: &[u8]) -> bool {
     start.starts_with("<!doctype html") || start.starts_with("<html")
 }
 
-/// HTML as Markdown, without the elements of [`SKIPPED`].
+/// HTML as Markdown, without the elements of `SKIPPED`.
 pub fn to_markdown(html: &str) -> Result<String, String> {
     htmd::HtmlToMarkdown::builder()
         .skip_tags(SKIPPED.to_vec())
