@@ -69,21 +69,26 @@ fuzz_target!(|data: &[u8]| {
         );
     }
 
-    let out = expand(text, project());
+    let out = expand(text, project(), 4096);
     if out != text {
         // The question as typed (trailing space trimmed), a blank line,
-        // then one line per attached path, each once, each a mention's
-        // path (or the same cut short of trailing punctuation).
+        // then per attached path, each once and each a mention's path (or
+        // the same cut short of trailing punctuation), its
+        // `[attached file: …]` line followed by what it attaches (a file's
+        // text, a folder's listing: never such a line, as the project's
+        // files hold `x`).
         let rest = out
             .strip_prefix(text.trim_end())
             .expect("the question is kept");
         let lines = rest.strip_prefix("\n\n").expect("a blank line first");
         let mut seen = Vec::new();
         for line in lines.split('\n') {
-            let path = line
+            let Some(path) = line
                 .strip_prefix("[attached file: ")
                 .and_then(|l| l.strip_suffix(']'))
-                .expect("an attached-file line");
+            else {
+                continue;
+            };
             assert_eq!(attached_line(path), line);
             assert!(
                 mentions.iter().any(|m| m.path.starts_with(path)),
@@ -92,5 +97,6 @@ fuzz_target!(|data: &[u8]| {
             assert!(!seen.contains(&path), "{path:?} attached twice");
             seen.push(path);
         }
+        assert!(!seen.is_empty(), "something attached without its line");
     }
 });
