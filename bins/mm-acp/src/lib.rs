@@ -18,11 +18,12 @@ pub mod sink;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ForkSessionRequest, InitializeRequest, ListSessionsRequest,
-    LoadSessionRequest, NewSessionRequest, PromptRequest, SetSessionConfigOptionRequest,
+    CancelNotification, ForkSessionRequest, ForkSessionResponse, InitializeRequest,
+    ListSessionsRequest, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptRequest, SessionId, SetSessionConfigOptionRequest,
     SetSessionModeRequest,
 };
-use agent_client_protocol::{Agent, Error, Lines};
+use agent_client_protocol::{Agent, Error, JsonRpcResponse, Lines, Responder, V1};
 use futures::channel::mpsc::UnboundedSender;
 use futures::{
     AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, Sink, SinkExt, Stream, StreamExt,
@@ -66,19 +67,8 @@ pub async fn serve(
             async move |request: NewSessionRequest, responder, cx| {
                 let server = on_new.clone();
                 tokio::spawn(async move {
-                    match server.new_session(request) {
-                        Ok(response) => {
-                            let id = response.session_id.clone();
-                            if responder.respond(response).is_ok() {
-                                let outlet = Connection(cx);
-                                outlet.update(&id, server.commands_update(&id));
-                                server.offer_models(&id, &outlet).await;
-                            }
-                        }
-                        Err(e) => {
-                            let _ = responder.respond_with_error(e);
-                        }
-                    }
+                    let result = server.new_session(request);
+                    answer_opened(&server, responder, result, None, &Connection(cx)).await;
                 });
                 Ok(())
             },
@@ -90,17 +80,8 @@ pub async fn serve(
                 tokio::spawn(async move {
                     let id = request.session_id.clone();
                     let outlet = Arc::new(Connection(cx));
-                    match server.load_session(request, outlet.clone()).await {
-                        Ok(response) => {
-                            if responder.respond(response).is_ok() {
-                                outlet.update(&id, server.commands_update(&id));
-                                server.offer_models(&id, outlet.as_ref()).await;
-                            }
-                        }
-                        Err(e) => {
-                            let _ = responder.respond_with_error(e);
-                        }
-                    }
+                    let result = server.load_session(request, outlet.clone()).await;
+                    answer_opened(&server, responder, result, Some(id), outlet.as_ref()).await;
                 });
                 Ok(())
             },
@@ -110,19 +91,8 @@ pub async fn serve(
             async move |request: ForkSessionRequest, responder, cx| {
                 let server = on_fork.clone();
                 tokio::spawn(async move {
-                    match server.fork_session(request).await {
-                        Ok(response) => {
-                            let id = response.session_id.clone();
-                            if responder.respond(response).is_ok() {
-                                let outlet = Connection(cx);
-                                outlet.update(&id, server.commands_update(&id));
-                                server.offer_models(&id, &outlet).await;
-                            }
-                        }
-                        Err(e) => {
-                            let _ = responder.respond_with_error(e);
-                        }
-                    }
+                    let result = server.fork_session(request).await;
+                    answer_opened(&server, responder, result, None, &Connection(cx)).await;
                 });
                 Ok(())
             },
@@ -179,6 +149,57 @@ pub async fn serve(
     ret.and(
         written.map_err(|e| Error::internal_error().data(serde_json::Value::from(e.to_string()))),
     )
+}
+
+/// A response that opens a session: `session/new`, `session/load` and
+/// `session/fork` answer with one.
+trait Opened: JsonRpcResponse {
+    fn opened(&self) -> Option<SessionId>;
+}
+
+impl Opened for NewSessionResponse {
+    fn opened(&self) -> Option<SessionId> {
+        Some(self.session_id.clone())
+    }
+}
+
+impl Opened for ForkSessionResponse {
+    fn opened(&self) -> Option<SessionId> {
+        Some(self.session_id.clone())
+    }
+}
+
+impl Opened for LoadSessionResponse {
+    /// The load response does not repeat the id: the request has it.
+    fn opened(&self) -> Option<SessionId> {
+        None
+    }
+}
+
+/// Answer a request that opened a session; once the client has the answer
+/// that names the session, tell it the session's commands and models.
+/// `id` is the session's when the response does not name it.
+async fn answer_opened<T: Opened>(
+    server: &Server,
+    responder: Responder<T, V1>,
+    result: Result<T, Error>,
+    id: Option<SessionId>,
+    outlet: &dyn Outlet,
+) {
+    match result {
+        Ok(response) => {
+            let Some(id) = response.opened().or(id) else {
+                return;
+            };
+            if responder.respond(response).is_ok() {
+                outlet.update(&id, server.commands_update(&id));
+                server.offer_models(&id, outlet).await;
+            }
+        }
+        Err(e) => {
+            let _ = responder.respond_with_error(e);
+        }
+    }
 }
 
 /// Each message as one line, flushed at once (the editor waits for it).

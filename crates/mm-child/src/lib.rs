@@ -106,6 +106,25 @@ pub fn die_with_parent(parent: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// A command for a child mm talks to over pipes (a language server, an MCP
+/// server, a hook): stdin, stdout and stderr piped, its own process group,
+/// killed when its handle is dropped and when mm dies.
+pub fn piped(program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let parent = std::process::id();
+    // SAFETY: the closure runs between fork and exec and only calls
+    // async-signal-safe functions (prctl, getppid).
+    unsafe {
+        cmd.pre_exec(move || die_with_parent(parent));
+    }
+    cmd
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

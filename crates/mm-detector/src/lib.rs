@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+use mm_types::json::{self, KeyOrder};
 use serde_json::Value;
 
 /// Identical calls in a row from which the warning is appended.
@@ -104,45 +105,8 @@ impl Detector {
 /// text that is not valid JSON is compared raw.
 pub fn canonical_input(input: &str) -> String {
     match serde_json::from_str::<Value>(input) {
-        Ok(value) => {
-            let mut out = String::with_capacity(input.len());
-            write_canonical(&value, &mut out);
-            out
-        }
+        Ok(value) => json::to_text(&value, KeyOrder::Sorted),
         Err(_) => input.to_string(),
-    }
-}
-
-/// Written by hand rather than trusting `Value`'s map order: serde_json's
-/// `preserve_order` feature, if any crate of the build enables it, would keep
-/// insertion order.
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (key, val)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                write_canonical(val, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
     }
 }
 

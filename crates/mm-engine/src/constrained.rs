@@ -10,6 +10,7 @@
 //! server's prompt cache serves it) plus the schema, and thinking off: a
 //! grammar from the first token leaves no room for reasoning.
 
+use mm_types::json::{self, KeyOrder};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -53,39 +54,7 @@ pub fn calls_schema(tools: &[ToolDecl]) -> Value {
 /// SmolLM2-135M with a one-tool probe: 3 calls in 10 with `arguments`
 /// first, 10 in 10 with `name` first.
 pub fn schema_text(schema: &Value) -> String {
-    let mut out = String::new();
-    write_ordered(schema, &mut out);
-    out
-}
-
-fn write_ordered(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(map) => {
-            out.push('{');
-            let named = map.get_key_value("name");
-            let rest = map.iter().filter(|(k, _)| k.as_str() != "name");
-            for (i, (k, v)) in named.into_iter().chain(rest).enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write_ordered(v, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_ordered(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
+    json::to_text(schema, KeyOrder::NameFirst)
 }
 
 /// `body` (a JSON object's text) with `"key":value` added last, `value`

@@ -3,7 +3,6 @@
 //! hook ends, times out or the turn is cancelled.
 
 use std::path::Path;
-use std::process::Stdio;
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
@@ -73,24 +72,13 @@ pub(crate) async fn run(hook: &Hook, payload: &str, cwd: &Path, cancel: &Cancell
         timed_out: false,
         error: None,
     };
-    let mut cmd = tokio::process::Command::new("sh");
+    let mut cmd = mm_child::piped("sh");
     cmd.arg("-c")
         .arg(&hook.command)
         .current_dir(cwd)
         // Scripts written for the other agents find the project here.
         .env("CLAUDE_PROJECT_DIR", cwd)
-        .env("MM_PROJECT_DIR", cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let parent = std::process::id();
-    // SAFETY: the closure runs between fork and exec and only calls
-    // async-signal-safe functions (prctl, getppid).
-    unsafe {
-        cmd.pre_exec(move || mm_child::die_with_parent(parent));
-    }
+        .env("MM_PROJECT_DIR", cwd);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {

@@ -10,7 +10,6 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::ops::ControlFlow;
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -606,20 +605,8 @@ pub fn file_url(path: &Path) -> Result<Url, String> {
 /// Start the server process: piped stdio, own process group, killed with
 /// mm (docs/design.md#parent-death-signal).
 fn spawn(cfg: &ServerConfig, root: &Path) -> io::Result<Child> {
-    let mut cmd = tokio::process::Command::new(&cfg.command);
-    cmd.args(&cfg.args)
-        .current_dir(root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let parent = std::process::id();
-    // SAFETY: the closure runs between fork and exec and only calls
-    // async-signal-safe functions (prctl, getppid).
-    unsafe {
-        cmd.pre_exec(move || mm_child::die_with_parent(parent));
-    }
+    let mut cmd = mm_child::piped(&cfg.command);
+    cmd.args(&cfg.args).current_dir(root);
     cmd.spawn()
 }
 

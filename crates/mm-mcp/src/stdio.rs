@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 use std::io;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -263,24 +263,12 @@ pub(crate) fn spawn(
     remove_env: &[String],
     cwd: &std::path::Path,
 ) -> Result<(Proc, StdioTransport), McpError> {
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+    let mut cmd = mm_child::piped(command);
+    cmd.args(args).current_dir(cwd);
     for var in remove_env {
         cmd.env_remove(var);
     }
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
-    let parent = std::process::id();
-    // SAFETY: the closure runs between fork and exec and only calls
-    // async-signal-safe functions (prctl, getppid).
-    unsafe {
-        cmd.pre_exec(move || mm_child::die_with_parent(parent));
-    }
     let mut child = cmd.spawn().map_err(|e| McpError::Spawn {
         command: command.to_string(),
         reason: spawn_reason(&e),

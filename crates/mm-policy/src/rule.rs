@@ -101,6 +101,17 @@ struct FlagSpec {
     long: &'static [(&'static str, &'static str)],
 }
 
+/// The long flags `chown` and `chgrp` share.
+const OWNER_LONG: &[(&str, &str)] = &[
+    ("recursive", "R"),
+    ("verbose", "v"),
+    ("changes", "c"),
+    ("silent", "f"),
+    ("quiet", "f"),
+    ("no-dereference", "h"),
+    ("dereference", "L"),
+];
+
 /// The usual destructive commands, whose flags deny and ask rules match
 /// whatever their order and spelling.
 const FLAG_SPECS: &[FlagSpec] = &[
@@ -163,29 +174,13 @@ const FLAG_SPECS: &[FlagSpec] = &[
         words: &["chown"],
         short: "RvcfhHLP",
         alias: &[],
-        long: &[
-            ("recursive", "R"),
-            ("verbose", "v"),
-            ("changes", "c"),
-            ("silent", "f"),
-            ("quiet", "f"),
-            ("no-dereference", "h"),
-            ("dereference", "L"),
-        ],
+        long: OWNER_LONG,
     },
     FlagSpec {
         words: &["chgrp"],
         short: "RvcfhHLP",
         alias: &[],
-        long: &[
-            ("recursive", "R"),
-            ("verbose", "v"),
-            ("changes", "c"),
-            ("silent", "f"),
-            ("quiet", "f"),
-            ("no-dereference", "h"),
-            ("dereference", "L"),
-        ],
+        long: OWNER_LONG,
     },
     FlagSpec {
         words: &["shred"],

@@ -192,32 +192,19 @@ impl Store {
                 id: token.to_string(),
             });
         }
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(StoreError::NotFound {
-                    id: token.to_string(),
-                    dir,
-                });
-            }
-            Err(e) => return Err(StoreError::io(&dir, e)),
+        let Some(files) = session_files(&dir)? else {
+            return Err(StoreError::NotFound {
+                id: token.to_string(),
+                dir,
+            });
         };
         let mut matching = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|e| StoreError::io(&dir, e))?;
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let Some(id) = name.strip_suffix(".json") else {
-                continue;
-            };
-            if name.starts_with('.') || !valid_id(id) {
-                continue;
-            }
+        for (id, _) in files {
             if id == token {
-                return Ok(id.to_string());
+                return Ok(id);
             }
             if id.starts_with(token) {
-                matching.push(id.to_string());
+                matching.push(id);
             }
         }
         matching.sort();
@@ -323,22 +310,8 @@ impl Store {
             },
         };
         for dir in dirs {
-            let entries = match fs::read_dir(&dir) {
-                Ok(entries) => entries,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(StoreError::io(&dir, e)),
-            };
-            for entry in entries {
-                let entry = entry.map_err(|e| StoreError::io(&dir, e))?;
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                let Some(id) = name.strip_suffix(".json") else {
-                    continue;
-                };
-                if name.starts_with('.') || !valid_id(id) {
-                    continue;
-                }
-                match read_info(&entry.path(), id, project.as_deref()) {
+            for (id, path) in session_files(&dir)?.unwrap_or_default() {
+                match read_info(&path, &id, project.as_deref()) {
                     Ok(Some(info)) => listing.sessions.push(info),
                     Ok(None) => {}
                     Err(e) => listing.skipped.push(e),
@@ -352,6 +325,31 @@ impl Store {
         });
         Ok(listing)
     }
+}
+
+/// The sessions stored in one project's folder `dir`, as id and path:
+/// `<id>.json` files with a valid id, not hidden (a save's temporary file
+/// is). `None` when the folder does not exist.
+fn session_files(dir: &Path) -> Result<Option<Vec<(String, PathBuf)>>, StoreError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StoreError::io(dir, e)),
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| StoreError::io(dir, e))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Some(id) = name.strip_suffix(".json") else {
+            continue;
+        };
+        if name.starts_with('.') || !valid_id(id) {
+            continue;
+        }
+        files.push((id.to_string(), entry.path()));
+    }
+    Ok(Some(files))
 }
 
 /// The excerpt of `data` when its questions and answers hold every one

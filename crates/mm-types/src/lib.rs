@@ -11,6 +11,7 @@
 
 pub mod event;
 pub mod fold;
+pub mod json;
 pub mod message;
 
 pub use event::*;
