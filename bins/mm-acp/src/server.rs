@@ -141,6 +141,11 @@ impl Server {
         lock(&self.sessions).get(id.0.as_ref()).cloned()
     }
 
+    /// The live session `id`, or the protocol's "session not found".
+    fn live(&self, id: &SessionId) -> Result<Arc<Session>, Error> {
+        self.session(id).ok_or_else(|| not_found(id))
+    }
+
     /// The `available_commands_update` of session `id`: the editor slice of
     /// its agent's commands.
     pub fn commands_update(&self, id: &SessionId) -> SessionUpdate {
@@ -245,12 +250,7 @@ impl Server {
         &self,
         request: SetSessionConfigOptionRequest,
     ) -> Result<SetSessionConfigOptionResponse, Error> {
-        let Some(session) = self.session(&request.session_id) else {
-            return Err(agent_client_protocol::v1::schema::Error::session_not_found(
-                request.session_id.clone(),
-            )
-            .into());
-        };
+        let session = self.live(&request.session_id)?;
         if request.config_id.0.as_ref() != MODEL_OPTION {
             return Err(Error::invalid_params().data(format!(
                 "unknown config option {:?}; mm offers {MODEL_OPTION:?}",
@@ -274,12 +274,7 @@ impl Server {
         &self,
         request: SetSessionModeRequest,
     ) -> Result<SetSessionModeResponse, Error> {
-        let Some(session) = self.session(&request.session_id) else {
-            return Err(agent_client_protocol::v1::schema::Error::session_not_found(
-                request.session_id.clone(),
-            )
-            .into());
-        };
+        let session = self.live(&request.session_id)?;
         let Some(mode) = AgentMode::from_name(&request.mode_id.0) else {
             return Err(Error::invalid_params().data(format!(
                 "unknown mode {:?}; mm has allow, ask and plan",
@@ -337,10 +332,7 @@ impl Server {
                     if let Some(broken) = known.unreadable.iter().find(|u| u.id == wanted) {
                         return Err(Error::invalid_request().data(broken.text.clone()));
                     }
-                    return Err(agent_client_protocol::v1::schema::Error::session_not_found(
-                        request.session_id.clone(),
-                    )
-                    .into());
+                    return Err(not_found(&request.session_id));
                 }
                 let servers = crate::mcp::editor_servers(&request.mcp_servers);
                 let mut agent =
@@ -397,11 +389,7 @@ impl Server {
                 .and_then(|acp| sessions.get(&acp).cloned())
                 .or_else(|| sessions.get(&wanted).cloned())
         };
-        let not_found = || {
-            Error::from(agent_client_protocol::v1::schema::Error::session_not_found(
-                request.session_id.clone(),
-            ))
-        };
+        let not_found = || not_found(&request.session_id);
         let forked = match live {
             // A turn of the original runs to its end first.
             Some(session) => agent.fork_from(&*session.agent.lock().await),
@@ -487,10 +475,7 @@ impl Server {
         cx: ConnectionTo<Client>,
     ) {
         let Some(session) = self.session(&request.session_id) else {
-            let error = agent_client_protocol::v1::schema::Error::session_not_found(
-                request.session_id.clone(),
-            );
-            let _ = responder.respond_with_error(error.into());
+            let _ = responder.respond_with_error(not_found(&request.session_id));
             return;
         };
         let turn = self.next_turn.fetch_add(1, Ordering::Relaxed);
@@ -650,6 +635,11 @@ fn checked_cwd(cwd: &Path) -> Result<PathBuf, Error> {
         );
     }
     Ok(cwd.to_path_buf())
+}
+
+/// The protocol's "session not found" for `id`.
+fn not_found(id: &SessionId) -> Error {
+    agent_client_protocol::v1::schema::Error::session_not_found(id.clone()).into()
 }
 
 fn internal(message: impl Into<String>) -> Error {
