@@ -208,34 +208,10 @@ impl Running {
 /// Every live process whose environment holds `key=value`, except `not`:
 /// how the suite finds what a tool left behind, whatever it was called.
 pub fn processes_with_env(key: &str, value: &str, not: &[libc::pid_t]) -> Vec<libc::pid_t> {
-    let needle = format!("{key}={value}").into_bytes();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut found = Vec::new();
-    for entry in entries.filter_map(Result::ok) {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<libc::pid_t>().ok())
-        else {
-            continue;
-        };
-        if not.contains(&pid) {
-            continue;
-        }
-        // Zombies have an empty environ: they hold nothing, they count not.
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environ
-            .split(|b| *b == 0)
-            .any(|var| var == needle.as_slice())
-        {
-            found.push(pid);
-        }
-    }
-    found
+    mm_test_support::procs::with_env(key, value)
+        .into_iter()
+        .filter(|pid| !not.contains(pid))
+        .collect()
 }
 
 /// `<dir>/<name>` of the workspace's built binary `name`, next to the

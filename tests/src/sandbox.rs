@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use mm_test_support::User;
 use serde_json::Value;
 
 use crate::child;
@@ -18,7 +19,7 @@ pub const MARK_VAR: &str = "MM_FAULT_MARK";
 /// One isolated user.
 #[derive(Debug)]
 pub struct Sandbox {
-    _dir: tempfile::TempDir,
+    user: User,
     pub home: PathBuf,
     pub config_home: PathBuf,
     pub data_home: PathBuf,
@@ -29,39 +30,31 @@ pub struct Sandbox {
     pub mark: String,
 }
 
-fn mkdir(path: &Path) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(path)?;
-    path.canonicalize()
-}
-
 impl Sandbox {
     /// A fresh user whose `~/.config/mm/config.yaml` holds `user_config`.
     pub fn new(user_config: &str) -> std::io::Result<Sandbox> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let dir = tempfile::Builder::new().prefix("mm-fault-").tempdir()?;
-        let root = dir.path().canonicalize()?;
-        let sandbox = Sandbox {
-            home: mkdir(&root.join("home"))?,
-            config_home: mkdir(&root.join("home/.config"))?,
-            data_home: mkdir(&root.join("home/.local/share"))?,
-            state_home: mkdir(&root.join("home/.local/state"))?,
-            work: mkdir(&root.join("project"))?,
+        let user = User::new();
+        user.write_config(user_config);
+        Ok(Sandbox {
+            home: user.home.clone(),
+            config_home: user.config.clone(),
+            data_home: user.data.clone(),
+            state_home: user.state.clone(),
+            work: user.work.clone(),
             mark: format!(
                 "{}-{}-{}",
                 std::process::id(),
                 NEXT.fetch_add(1, Ordering::SeqCst),
-                root.display()
+                user.root.display()
             ),
-            _dir: dir,
-        };
-        std::fs::create_dir_all(sandbox.config_home.join("mm"))?;
-        std::fs::write(sandbox.user_config(), user_config)?;
-        Ok(sandbox)
+            user,
+        })
     }
 
     /// `$XDG_CONFIG_HOME/mm/config.yaml`.
     pub fn user_config(&self) -> PathBuf {
-        self.config_home.join("mm/config.yaml")
+        self.user.config_file()
     }
 
     /// `<project>/.mm/config.yaml`, written with `text`.
@@ -78,17 +71,12 @@ impl Sandbox {
     /// `/dev/null`, no key and no other `MM_` variable is inherited.
     pub fn command(&self, bin: &Path, base_url: &str) -> Command {
         let mut cmd = Command::new(bin);
-        cmd.env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        self.user
+            .apply(&mut cmd)
             .env("LANG", "C.UTF-8")
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", &self.config_home)
-            .env("XDG_DATA_HOME", &self.data_home)
-            .env("XDG_STATE_HOME", &self.state_home)
             .env("MM_MODEL", "openai-compatible/x")
             .env("MM_BASE_URL", base_url)
             .env(MARK_VAR, &self.mark)
-            .current_dir(&self.work)
             .stdin(Stdio::null());
         cmd
     }

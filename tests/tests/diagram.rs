@@ -63,6 +63,19 @@ fn the_rule_catches_a_front_end_reaching_into_the_engine() {
 }
 
 #[test]
+fn the_rule_keeps_the_test_support_on_floor_0_crates() {
+    let mut graph = std::collections::BTreeMap::new();
+    graph.insert(
+        "mm-test-support".to_string(),
+        vec!["mm-types".to_string(), "mm-tools".to_string()],
+    );
+    assert_eq!(
+        diagram::violations(&graph),
+        ["mm-test-support must not depend on mm-tools"]
+    );
+}
+
+#[test]
 fn every_path_of_the_code_map_exists() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     assert_eq!(

@@ -16,6 +16,9 @@ use agent_client_protocol::v1::schema::{
 };
 use common::*;
 use mm_mock::{MockServer, Reply, Step};
+use mm_test_support::git::git;
+use mm_test_support::procs;
+use mm_test_support::wait::eventually;
 use serde_json::{Value, json};
 
 fn kind_of(u: &SessionUpdate) -> String {
@@ -542,14 +545,7 @@ async fn cancel_kills_the_command_group_and_answers_cancelled() {
         })
         .await;
         // The command is running: find its process group.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let pgrp = loop {
-            if let Some(&(_, pgrp)) = processes(&["sleep", "37"]).first() {
-                break pgrp;
-            }
-            assert!(Instant::now() < deadline, "sleep 37 never started");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
+        let pgrp = running_sleep("37").await;
         let started = Instant::now();
         ctx.cx
             .send_notification(CancelNotification::new(id.clone()))
@@ -565,15 +561,7 @@ async fn cancel_kills_the_command_group_and_answers_cancelled() {
             started.elapsed()
         );
         // The whole group is gone.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !group_members(pgrp).is_empty() {
-            assert!(
-                Instant::now() < deadline,
-                "group {pgrp} still alive: {:?}",
-                group_members(pgrp)
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        assert_group_dies(pgrp).await;
         // The call was closed as failed before the answer; nothing follows.
         seen.extend(ctx.drain());
         let call = about(&seen, "call_1");
@@ -1270,7 +1258,7 @@ fn version_and_print_config_flags() {
 async fn running_sleep(secs: &str) -> i32 {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        if let Some(&(_, pgrp)) = processes(&["sleep", secs]).first() {
+        if let Some(&(_, pgrp)) = procs::with_argv(&["sleep", secs]).first() {
             return pgrp;
         }
         assert!(Instant::now() < deadline, "sleep {secs} never started");
@@ -1279,15 +1267,13 @@ async fn running_sleep(secs: &str) -> i32 {
 }
 
 async fn assert_group_dies(pgrp: i32) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !group_members(pgrp).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "group {pgrp} still alive: {:?}",
-            group_members(pgrp)
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    assert!(
+        eventually(Duration::from_secs(5), || procs::group_members(pgrp)
+            .is_empty())
+        .await,
+        "group {pgrp} still alive: {:?}",
+        procs::group_members(pgrp)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1436,23 +1422,6 @@ async fn cancel_stops_the_stream_and_a_waiting_prompt() {
     .await;
     assert_eq!(mock.requests().len(), 1);
 }
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_WORK_TREE")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("HOME", dir)
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn undo_redo_and_diff_run_from_a_prompt() {
     let mock = MockServer::start(vec![

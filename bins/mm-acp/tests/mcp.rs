@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::{
@@ -16,64 +15,9 @@ use agent_client_protocol::v1::schema::{
 };
 use common::*;
 use mm_mock::{MockServer, Reply};
+use mm_test_support::wait::eventually;
+use mm_test_support::{mcp, procs};
 use serde_json::{Value, json};
-
-/// Where `.ci/install-mcp` put the servers; `None` (with a note) when it
-/// did not run, except in CI.
-fn mcp_bin(name: &str, test: &str) -> Option<PathBuf> {
-    let dir = match std::env::var_os("MM_MCP_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/mm-ci/mcp")
-        }
-    };
-    let path = dir.join("bin").join(name);
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{} is not installed but CI is set: run .ci/install-mcp",
-            path.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: {} is not installed (bash .ci/install-mcp installs it)",
-        path.display()
-    );
-    None
-}
-
-/// Live processes whose environment holds `VAR=value`.
-fn processes_with_env(var: &str, value: &str) -> Vec<u32> {
-    let needle = format!("{var}={value}").into_bytes();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        if stat.is_empty()
-            || stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|r| r.trim_start().starts_with('Z'))
-        {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environ.split(|b| *b == 0).any(|v| v == needle.as_slice()) {
-            found.push(pid);
-        }
-    }
-    found
-}
 
 fn time_server(python: &std::path::Path, mark: &str) -> McpServer {
     McpServer::Stdio(
@@ -85,7 +29,7 @@ fn time_server(python: &std::path::Path, mark: &str) -> McpServer {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_editor_supplied_server_is_called_with_permission_and_leaves_nothing_behind() {
-    let Some(python) = mcp_bin("python3", "an_editor_supplied_server") else {
+    let Some(python) = mcp::installed("python3", "an_editor_supplied_server") else {
         return;
     };
     let mark = format!("acp-time-{}", std::process::id());
@@ -112,14 +56,10 @@ async fn an_editor_supplied_server_is_called_with_permission_and_leaves_nothing_
             .unwrap()
             .session_id;
         // The server runs for the session, before any prompt.
-        let mut started = false;
-        for _ in 0..100 {
-            if !processes_with_env("MM_TEST_MARK", &mark_in_body).is_empty() {
-                started = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let started = eventually(Duration::from_secs(10), || {
+            !procs::with_env("MM_TEST_MARK", &mark_in_body).is_empty()
+        })
+        .await;
         assert!(
             started,
             "the editor's server did not start with the session"
@@ -178,18 +118,15 @@ async fn an_editor_supplied_server_is_called_with_permission_and_leaves_nothing_
     );
     // stdin closed, mm-acp exited (run checked that): nothing of the
     // server is left.
-    let mut gone = false;
-    for _ in 0..50 {
-        if processes_with_env("MM_TEST_MARK", &mark).is_empty() {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     assert!(
-        gone,
+        eventually(Duration::from_secs(5), || procs::with_env(
+            "MM_TEST_MARK",
+            &mark
+        )
+        .is_empty())
+        .await,
         "left behind: {:?}",
-        processes_with_env("MM_TEST_MARK", &mark)
+        procs::with_env("MM_TEST_MARK", &mark)
     );
 }
 
@@ -238,7 +175,7 @@ async fn a_broken_editor_server_is_one_line_and_the_turn_goes_on() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn session_load_starts_the_editors_servers_too() {
-    let Some(python) = mcp_bin("python3", "session_load_starts") else {
+    let Some(python) = mcp::installed("python3", "session_load_starts") else {
         return;
     };
     let mark = format!("acp-load-{}", std::process::id());
@@ -277,58 +214,23 @@ async fn session_load_starts_the_editors_servers_too() {
         assert!(said.starts_with("time: "), "{said}");
         // `starting` is said as soon as the start is under way: the
         // process may appear a moment later.
-        let mut started = false;
-        for _ in 0..100 {
-            if !processes_with_env("MM_TEST_MARK", &mark_in_body).is_empty() {
-                started = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let started = eventually(Duration::from_secs(5), || {
+            !procs::with_env("MM_TEST_MARK", &mark_in_body).is_empty()
+        })
+        .await;
         assert!(started, "no process of the editor's server ({said})");
     })
     .await;
-    let mut gone = false;
-    for _ in 0..50 {
-        if processes_with_env("MM_TEST_MARK", &mark).is_empty() {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     assert!(
-        gone,
+        eventually(Duration::from_secs(5), || procs::with_env(
+            "MM_TEST_MARK",
+            &mark
+        )
+        .is_empty())
+        .await,
         "left behind: {:?}",
-        processes_with_env("MM_TEST_MARK", &mark)
+        procs::with_env("MM_TEST_MARK", &mark)
     );
-}
-
-/// mm-mcp's misbehaving test server, built when it is not there yet.
-fn fake_bin() -> PathBuf {
-    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
-        let path = dir.join("mm-mcp-fake");
-        if !path.is_file() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-            let manifest =
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
-            let mut cmd = std::process::Command::new(cargo);
-            cmd.args(["build", "--quiet", "-p", "mm-mcp", "--bin", "mm-mcp-fake"])
-                .arg("--manifest-path")
-                .arg(&manifest);
-            if dir.file_name().is_some_and(|p| p == "release") {
-                cmd.arg("--release");
-            }
-            if let Some(target) = dir.parent() {
-                cmd.env("CARGO_TARGET_DIR", target);
-            }
-            assert!(cmd.status().unwrap().success(), "cannot build mm-mcp-fake");
-        }
-        path
-    })
-    .clone()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -347,7 +249,7 @@ async fn session_cancel_cancels_the_servers_open_call_and_the_session_goes_on() 
     // --grandchild: the server starts a `sleep 300` of its own, which must
     // not outlive mm either.
     let server = McpServer::Stdio(
-        McpServerStdio::new("slow", fake_bin())
+        McpServerStdio::new("slow", mcp::fake_server())
             .args(vec![
                 "--log".into(),
                 log.display().to_string(),
@@ -431,7 +333,7 @@ async fn session_cancel_cancels_the_servers_open_call_and_the_session_goes_on() 
             let response = ctx.prompt(&id, "again").await;
             assert_eq!(response.stop_reason, StopReason::EndTurn);
             assert_eq!(chunks(&ctx.drain(), "agent_message_chunk"), "done");
-            assert!(!processes_with_env("MM_TEST_MARK", &mark_in_body).is_empty());
+            assert!(!procs::with_env("MM_TEST_MARK", &mark_in_body).is_empty());
         },
     )
     .await;
@@ -442,17 +344,14 @@ async fn session_cancel_cancels_the_servers_open_call_and_the_session_goes_on() 
         .unwrap();
     assert_eq!(content_text(&tool), "still here");
     // mm-acp exited: neither the server nor its own child is left.
-    let mut gone = false;
-    for _ in 0..50 {
-        if processes_with_env("MM_TEST_MARK", &mark).is_empty() {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
     assert!(
-        gone,
+        eventually(Duration::from_secs(5), || procs::with_env(
+            "MM_TEST_MARK",
+            &mark
+        )
+        .is_empty())
+        .await,
         "left behind: {:?}",
-        processes_with_env("MM_TEST_MARK", &mark)
+        procs::with_env("MM_TEST_MARK", &mark)
     );
 }

@@ -23,7 +23,7 @@ fn looping_reply(copies: usize) -> Reply {
 /// The stored messages of the only session of the world.
 fn stored_messages(w: &World) -> Vec<serde_json::Value> {
     let mut files = Vec::new();
-    let mut dirs = vec![w.root.path().join("data")];
+    let mut dirs = vec![w.user.path().join("data")];
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(&d).unwrap().filter_map(Result::ok) {
             let p = e.path();

@@ -12,9 +12,10 @@ mod contract_support;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{World, messages, processes_with, wait_for};
+use common::{World, messages, wait_for};
 use contract_support::*;
 use mm_mock::{Reply, Step};
+use mm_test_support::procs;
 use serde_json::json;
 
 fn bash(command: &str) -> (&'static str, String) {
@@ -124,10 +125,10 @@ fn bash_timeout_suffix_uses_the_configured_seconds() {
         ]
     );
     assert!(
-        wait_for(Duration::from_secs(3), || processes_with("10.0101")
+        wait_for(Duration::from_secs(3), || procs::with_cmdline("10.0101")
             .is_empty()),
         "a timed-out command's process survived: {:?}",
-        processes_with("10.0101")
+        procs::with_cmdline("10.0101")
     );
 }
 
@@ -879,7 +880,7 @@ fn skills(w: &World) {
     put(&dir, "delta/SKILL.md", b"Folder delta.\n");
     put(&dir, "notes.txt", b"not a skill\n");
     // Outside the folder: never reachable by name.
-    put(&w.root.path().join("config/mm"), "outside.md", b"outside\n");
+    put(&w.user.path().join("config/mm"), "outside.md", b"outside\n");
 }
 
 fn read_skill(name: &str) -> (&'static str, String) {

@@ -105,7 +105,7 @@ fn a_missing_cwd_is_a_start_error() {
 #[test]
 fn cwd_flag_roots_the_session() {
     let w = World::new(vec![mm_mock::Reply::text("ok")], "");
-    let other = w.root.path().join("other");
+    let other = w.user.path().join("other");
     std::fs::create_dir(&other).unwrap();
     let other = std::fs::canonicalize(other).unwrap();
     let out = w.run(&["--cwd", other.to_str().unwrap(), "-p", "where?"], None);

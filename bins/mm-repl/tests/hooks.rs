@@ -17,7 +17,7 @@ use serde_json::Value;
 /// A script in the world's temp root, executable.
 fn script(w: &World, name: &str, body: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
-    let path = w.root.path().join(name);
+    let path = w.user.path().join(name);
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
@@ -94,8 +94,8 @@ fn post_tool_use_gets_the_payload_and_stop_runs_once_per_turn() {
         ],
         "",
     );
-    let log = w.root.path().join("post.json");
-    let stops = w.root.path().join("stops");
+    let log = w.user.path().join("post.json");
+    let stops = w.user.path().join("stops");
     let post = script(&w, "post.sh", &format!("cat > '{}'", log.display()));
     let stop = script(
         &w,
@@ -209,7 +209,7 @@ fn a_hook_past_its_timeout_is_killed_and_the_turn_goes_on() {
         ],
         "",
     );
-    let pidfile = w.root.path().join("pid");
+    let pidfile = w.user.path().join("pid");
     let slow = script(
         &w,
         "slow.sh",
@@ -225,13 +225,10 @@ fn a_hook_past_its_timeout_is_killed_and_the_turn_goes_on() {
     assert!(stderr.contains("timed out and was killed"), "{stderr}");
     assert!(tool_result(&w.chats()[1], "c1").contains("ran"));
     let pid = std::fs::read_to_string(&pidfile).unwrap();
-    let stat = format!("/proc/{}/stat", pid.trim());
-    let alive = std::fs::read_to_string(&stat).is_ok_and(|s| {
-        s.rsplit(')')
-            .next()
-            .is_some_and(|r| !r.trim_start().starts_with('Z'))
-    });
-    assert!(!alive, "the hook's background sleep outlived mm");
+    assert!(
+        !mm_test_support::procs::alive(pid.trim().parse().unwrap()),
+        "the hook's background sleep outlived mm"
+    );
 }
 
 #[test]

@@ -164,7 +164,7 @@ fn a_settings_file_that_is_a_fifo_a_device_or_huge_is_one_line() {
     std::fs::create_dir_all(&project).unwrap();
     let target = project.join("config.yaml");
 
-    let fifo = w.root.path().join("fifo");
+    let fifo = w.user.path().join("fifo");
     let status = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
@@ -182,7 +182,7 @@ fn a_settings_file_that_is_a_fifo_a_device_or_huge_is_one_line() {
     std::fs::remove_file(&target).unwrap();
 
     // A zero device of our own, in the temp folder (needs CAP_MKNOD).
-    let zero = w.root.path().join("zero");
+    let zero = w.user.path().join("zero");
     let made = std::process::Command::new("mknod")
         .arg(&zero)
         .args(["c", "1", "5"])

@@ -9,9 +9,10 @@ mod contract_support;
 
 use std::time::Duration;
 
-use common::{BOUND, processes_with, wait_for};
+use common::{BOUND, wait_for};
 use contract_support::*;
 use mm_mock::Reply;
+use mm_test_support::procs;
 use serde_json::json;
 
 fn bash(command: &str) -> (&'static str, String) {
@@ -34,7 +35,7 @@ fn free_port() -> u16 {
 }
 
 /// A command line no other process has: `sleep` for a time no test else
-/// uses, so that `processes_with` finds only this test's job.
+/// uses, so that `procs::with_cmdline` finds only this test's job.
 fn unique_sleep() -> String {
     let n = std::process::id() as u64 * 1000 + u64::from(free_port() % 1000);
     format!("sleep {}.{}", 1000 + n % 9000, n % 997)
@@ -125,9 +126,10 @@ fn no_job_outlives_mm_when_it_exits() {
     let run = ask(&w);
     run.assert_ok();
     assert!(
-        wait_for(Duration::from_secs(5), || processes_with(&sleep).is_empty()),
+        wait_for(Duration::from_secs(5), || procs::with_cmdline(&sleep)
+            .is_empty()),
         "the job outlived mm: {:?}",
-        processes_with(&sleep)
+        procs::with_cmdline(&sleep)
     );
 }
 
@@ -148,7 +150,7 @@ fn no_job_outlives_mm_when_it_gets_sigterm() {
     );
     let mut child = w.command(&["-p", QUESTION]).spawn().unwrap();
     assert!(
-        wait_for(BOUND, || !processes_with(&sleep).is_empty()),
+        wait_for(BOUND, || !procs::with_cmdline(&sleep).is_empty()),
         "the job never started"
     );
     // The second call runs: mm is in the middle of a turn.
@@ -161,9 +163,10 @@ fn no_job_outlives_mm_when_it_gets_sigterm() {
     let ended = wait_for(BOUND, || child.try_wait().unwrap().is_some());
     assert!(ended, "mm did not end on SIGTERM");
     assert!(
-        wait_for(Duration::from_secs(5), || processes_with(&sleep).is_empty()),
+        wait_for(Duration::from_secs(5), || procs::with_cmdline(&sleep)
+            .is_empty()),
         "the job outlived mm: {:?}",
-        processes_with(&sleep)
+        procs::with_cmdline(&sleep)
     );
 }
 
@@ -211,21 +214,25 @@ fn jobs_lists_the_background_commands_kills_one_and_new_ends_the_rest() {
     expect(&mut s, "Job 1 ended: killed by signal 15 (SIGTERM).");
     expect(&mut s, "mm> ");
     assert!(
-        wait_for(Duration::from_secs(5), || processes_with(&first).is_empty()),
+        wait_for(Duration::from_secs(5), || procs::with_cmdline(&first)
+            .is_empty()),
         "job 1 still runs: {:?}",
-        processes_with(&first)
+        procs::with_cmdline(&first)
     );
-    assert!(!processes_with(&second).is_empty(), "job 2 was killed too");
+    assert!(
+        !procs::with_cmdline(&second).is_empty(),
+        "job 2 was killed too"
+    );
     type_line(&mut s, "/jobs");
     expect(&mut s, "1  killed by signal 15 (SIGTERM)  ");
     expect(&mut s, "mm> ");
     type_line(&mut s, "/new");
     expect(&mut s, "mm> ");
     assert!(
-        wait_for(Duration::from_secs(5), || processes_with(&second)
+        wait_for(Duration::from_secs(5), || procs::with_cmdline(&second)
             .is_empty()),
         "/new left job 2 running: {:?}",
-        processes_with(&second)
+        procs::with_cmdline(&second)
     );
     type_line(&mut s, "/quit");
     assert!(wait_for(Duration::from_secs(10), || !s

@@ -6,37 +6,12 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use common::{World, expect, messages, run_bounded, text, type_line, wait_for};
 use expectrl::Expect;
 use mm_mock::{Reply, Step};
-
-/// Where `.ci/install-mcp` put the servers.
-fn mcp_bin(name: &str, test: &str) -> Option<PathBuf> {
-    let dir = match std::env::var_os("MM_MCP_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/mm-ci/mcp")
-        }
-    };
-    let path = dir.join("bin").join(name);
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{} is not installed but CI is set: run .ci/install-mcp",
-            path.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: {} is not installed (bash .ci/install-mcp installs it)",
-        path.display()
-    );
-    None
-}
+use mm_test_support::{mcp, procs};
 
 fn tool_names(body: &serde_json::Value) -> Vec<String> {
     body["tools"]
@@ -45,37 +20,6 @@ fn tool_names(body: &serde_json::Value) -> Vec<String> {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap().to_string())
         .collect()
-}
-
-/// Live processes whose environment holds `VAR=value`.
-fn processes_with_env(var: &str, value: &str) -> Vec<u32> {
-    let needle = format!("{var}={value}").into_bytes();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        if stat.is_empty()
-            || stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|r| r.trim_start().starts_with('Z'))
-        {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environ.split(|b| *b == 0).any(|v| v == needle.as_slice()) {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 fn time_server(python: &std::path::Path, mark: &str) -> String {
@@ -87,7 +31,7 @@ fn time_server(python: &std::path::Path, mark: &str) -> String {
 
 #[test]
 fn the_model_calls_mcp_time_and_gets_the_result_in_the_next_request() {
-    let Some(python) = mcp_bin("python3", "the_model_calls_mcp_time") else {
+    let Some(python) = mcp::installed("python3", "the_model_calls_mcp_time") else {
         return;
     };
     let mark = format!("time-{}", std::process::id());
@@ -159,13 +103,13 @@ fn the_model_calls_mcp_time_and_gets_the_result_in_the_next_request() {
     assert!(content.contains("datetime"), "{content}");
     // mm is gone, and so is the server.
     assert!(
-        wait_for(Duration::from_secs(5), || processes_with_env(
+        wait_for(Duration::from_secs(5), || procs::with_env(
             "MM_TEST_MARK",
             &mark
         )
         .is_empty()),
         "a server outlived mm: {:?}",
-        processes_with_env("MM_TEST_MARK", &mark)
+        procs::with_env("MM_TEST_MARK", &mark)
     );
 }
 
@@ -200,7 +144,7 @@ fn broken_servers_are_one_line_each_and_the_session_goes_on() {
     let names = tool_names(&w.chats()[0]);
     assert!(names.iter().all(|n| !n.starts_with("mcp")), "{names:?}");
     assert!(
-        wait_for(Duration::from_secs(5), || processes_with_env(
+        wait_for(Duration::from_secs(5), || procs::with_env(
             "MM_TEST_MARK",
             &mark
         )
@@ -211,7 +155,7 @@ fn broken_servers_are_one_line_each_and_the_session_goes_on() {
 
 #[test]
 fn lazy_declarations_reveal_a_tool_and_append_it() {
-    let Some(everything) = mcp_bin("mcp-server-everything", "lazy_declarations") else {
+    let Some(everything) = mcp::installed("mcp-server-everything", "lazy_declarations") else {
         return;
     };
     let w = World::new(
@@ -300,7 +244,7 @@ fn lazy_declarations_reveal_a_tool_and_append_it() {
 
 #[test]
 fn mcp_lazy_never_declares_everything_in_full() {
-    let Some(everything) = mcp_bin("mcp-server-everything", "mcp_lazy_never") else {
+    let Some(everything) = mcp::installed("mcp-server-everything", "mcp_lazy_never") else {
         return;
     };
     let w = World::new(
@@ -326,7 +270,7 @@ fn mcp_lazy_never_declares_everything_in_full() {
 
 #[test]
 fn a_killed_mm_leaves_no_server_behind() {
-    let Some(python) = mcp_bin("python3", "a_killed_mm_leaves_no_server_behind") else {
+    let Some(python) = mcp::installed("python3", "a_killed_mm_leaves_no_server_behind") else {
         return;
     };
     let mark = format!("killed-{}", std::process::id());
@@ -352,20 +296,20 @@ fn a_killed_mm_leaves_no_server_behind() {
         "no request reached the model"
     );
     assert!(
-        processes_with_env("MM_TEST_MARK", &mark).len() >= 2,
+        procs::with_env("MM_TEST_MARK", &mark).len() >= 2,
         "the server is not running"
     );
     // SIGKILL: mm runs no code at all.
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
-        wait_for(Duration::from_secs(10), || processes_with_env(
+        wait_for(Duration::from_secs(10), || procs::with_env(
             "MM_TEST_MARK",
             &mark
         )
         .is_empty()),
         "processes outlived a killed mm: {:?}",
-        processes_with_env("MM_TEST_MARK", &mark)
+        procs::with_env("MM_TEST_MARK", &mark)
     );
 }
 
@@ -373,7 +317,7 @@ const PROMPT: &str = "mm> ";
 
 #[test]
 fn in_ask_mode_an_mcp_tool_asks_like_bash_and_slash_mcp_lists_the_server() {
-    let Some(python) = mcp_bin("python3", "in_ask_mode_an_mcp_tool_asks") else {
+    let Some(python) = mcp::installed("python3", "in_ask_mode_an_mcp_tool_asks") else {
         return;
     };
     let mark = format!("ask-{}", std::process::id());
@@ -447,7 +391,7 @@ fn in_ask_mode_an_mcp_tool_asks_like_bash_and_slash_mcp_lists_the_server() {
     assert!(result(3).contains("Etc/UTC"), "{}", result(3));
     assert!(result(5).contains("Etc/UTC"), "{}", result(5));
     assert!(
-        wait_for(Duration::from_secs(5), || processes_with_env(
+        wait_for(Duration::from_secs(5), || procs::with_env(
             "MM_TEST_MARK",
             &mark
         )
@@ -458,7 +402,7 @@ fn in_ask_mode_an_mcp_tool_asks_like_bash_and_slash_mcp_lists_the_server() {
 
 #[test]
 fn results_are_redacted_keys_stay_out_and_images_are_one_line() {
-    let Some(everything) = mcp_bin("mcp-server-everything", "results_are_redacted") else {
+    let Some(everything) = mcp::installed("mcp-server-everything", "results_are_redacted") else {
         return;
     };
     let secret = "s3cret-token-value-42";
@@ -522,8 +466,8 @@ fn first_request(servers: &str) -> serde_json::Value {
 #[test]
 fn first_request_sizes_eager_and_lazy() {
     let (Some(python), Some(everything)) = (
-        mcp_bin("python3", "first_request_sizes"),
-        mcp_bin("mcp-server-everything", "first_request_sizes"),
+        mcp::installed("python3", "first_request_sizes"),
+        mcp::installed("mcp-server-everything", "first_request_sizes"),
     ) else {
         return;
     };
@@ -561,34 +505,6 @@ fn first_request_sizes_eager_and_lazy() {
     assert!(all_auto.0 < all_eager.0, "{all_auto:?} vs {all_eager:?}");
 }
 
-/// mm-mcp's misbehaving test server, built when it is not there yet.
-fn fake_bin() -> PathBuf {
-    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
-        let path = dir.join("mm-mcp-fake");
-        if !path.is_file() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-            let manifest =
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
-            let mut cmd = std::process::Command::new(cargo);
-            cmd.args(["build", "--quiet", "-p", "mm-mcp", "--bin", "mm-mcp-fake"])
-                .arg("--manifest-path")
-                .arg(&manifest);
-            if dir.file_name().is_some_and(|p| p == "release") {
-                cmd.arg("--release");
-            }
-            if let Some(target) = dir.parent() {
-                cmd.env("CARGO_TARGET_DIR", target);
-            }
-            assert!(cmd.status().unwrap().success(), "cannot build mm-mcp-fake");
-        }
-        path
-    })
-    .clone()
-}
-
 /// What the model got back for each tool call of the run, in order.
 fn tool_results(w: &World) -> Vec<String> {
     let chats = w.chats();
@@ -601,7 +517,7 @@ fn tool_results(w: &World) -> Vec<String> {
 
 #[test]
 fn permission_rules_name_mcp_tools() {
-    let Some(python) = mcp_bin("python3", "permission_rules_name_mcp_tools") else {
+    let Some(python) = mcp::installed("python3", "permission_rules_name_mcp_tools") else {
         return;
     };
     let now = || {
@@ -679,7 +595,7 @@ fn a_server_that_dies_is_started_again_on_the_next_call_once() {
         ],
         &format!(
             "mcpServers:\n  fake:\n    command: {}\n    args: [\"--log\", \"{}\"]\n    env: {{MM_TEST_MARK: {mark}}}\nmcp:\n  startTimeout: 20\n",
-            fake_bin().display(),
+            mcp::fake_server().display(),
             log.display()
         ),
     );
@@ -711,7 +627,7 @@ fn a_server_that_dies_is_started_again_on_the_next_call_once() {
         .count();
     assert_eq!(starts, 2, "{received}");
     assert!(
-        wait_for(Duration::from_secs(5), || processes_with_env(
+        wait_for(Duration::from_secs(5), || procs::with_env(
             "MM_TEST_MARK",
             &mark
         )

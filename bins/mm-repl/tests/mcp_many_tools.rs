@@ -5,33 +5,9 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::{World, messages, text};
 use mm_mock::Reply;
-
-/// mm-mcp's test server, built when it is not there yet.
-fn fake_bin() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|d| d.parent()).unwrap().to_path_buf();
-    let path = dir.join("mm-mcp-fake");
-    if !path.is_file() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
-        let mut cmd = std::process::Command::new(cargo);
-        cmd.args(["build", "--quiet", "-p", "mm-mcp", "--bin", "mm-mcp-fake"])
-            .arg("--manifest-path")
-            .arg(&manifest);
-        if dir.file_name().is_some_and(|p| p == "release") {
-            cmd.arg("--release");
-        }
-        if let Some(target) = dir.parent() {
-            cmd.env("CARGO_TARGET_DIR", target);
-        }
-        assert!(cmd.status().unwrap().success(), "cannot build mm-mcp-fake");
-    }
-    path
-}
+use mm_test_support::mcp;
 
 #[test]
 fn two_thousand_mcp_tools_neither_fail_the_question_nor_fill_the_window() {
@@ -45,7 +21,7 @@ fn two_thousand_mcp_tools_neither_fail_the_question_nor_fill_the_window() {
         ],
         &format!(
             "mcpServers:\n  big:\n    command: {}\n    args: [\"--fillers\", \"2000\"]\nmcp:\n  startTimeout: 30\n",
-            fake_bin().display()
+            mcp::fake_server().display()
         ),
         // A server of 32768 tokens, which refuses any request longer.
         mm_mock::Options {

@@ -34,7 +34,7 @@ fn stdout_is_the_answer_and_tool_lines_go_to_stderr() {
     assert_eq!(first[0]["role"], "system");
     let instructions = mm_agent::instructions::Instructions::gather(
         &w.cwd,
-        &w.root.path().join("config/mm"),
+        &w.user.path().join("config/mm"),
         &["AGENTS.md".to_owned()],
     );
     let expected_prompt = mm_agent::prompt::system_prompt(&w.cwd, &instructions);
@@ -87,19 +87,7 @@ fn the_declarations_sent_are_the_agents() {
     let sent = w.chats()[0]["tools"].as_array().unwrap().clone();
 
     // Build the same agent in-process from the same settings file.
-    let mut env = std::collections::BTreeMap::new();
-    env.insert(
-        "HOME".to_owned(),
-        w.root.path().join("home").display().to_string(),
-    );
-    env.insert(
-        "XDG_CONFIG_HOME".to_owned(),
-        w.root.path().join("config").display().to_string(),
-    );
-    env.insert(
-        "XDG_DATA_HOME".to_owned(),
-        w.root.path().join("data").display().to_string(),
-    );
+    let env = w.user.env_map();
     let sources = mm_config::Sources {
         cwd: w.cwd.clone(),
         env,
@@ -344,7 +332,7 @@ fn resume_by_id_and_a_bad_id() {
         w.run(&["-p", "the colour is teal"], None).status.code(),
         Some(0)
     );
-    let project = std::fs::read_dir(w.root.path().join("data/mm/sessions"))
+    let project = std::fs::read_dir(w.user.path().join("data/mm/sessions"))
         .unwrap()
         .next()
         .unwrap()
@@ -408,7 +396,7 @@ fn reasoning_is_shown_on_stderr_unless_show_thinking_is_off() {
 
 /// A user command in the isolated config folder and a project command.
 fn with_commands(w: &World) {
-    let user = w.root.path().join("config/mm/commands");
+    let user = w.user.path().join("config/mm/commands");
     std::fs::create_dir_all(user.join("git")).unwrap();
     std::fs::write(
         user.join("review.md"),

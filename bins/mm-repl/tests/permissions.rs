@@ -180,7 +180,7 @@ fn one_shot_asks_before_a_redirection_that_leads_outside() {
         script,
         "permissions:\n  default: ask\n  allow: [\"bash(git status*)\"]\n",
     );
-    let outside = w.root.path().join("outside");
+    let outside = w.user.path().join("outside");
     std::fs::create_dir(&outside).unwrap();
     std::os::unix::fs::symlink(outside.join("escaped"), w.cwd.join("dangling")).unwrap();
     std::os::unix::fs::symlink(outside.join("globbed"), w.cwd.join("link")).unwrap();
@@ -295,8 +295,8 @@ fn s_records_the_prefix_and_permissions_lists_it() {
 /// folder mm is given (`TMPDIR`) outside the working directory and apart.
 fn sandboxed(script: Vec<Reply>, extra: &str) -> (World, PathBuf, PathBuf) {
     let w = World::new(script, &format!("sandbox: workspace-write\n{extra}"));
-    let home = w.root.path().join("home").canonicalize().unwrap();
-    let tmp = w.root.path().join("tmp");
+    let home = w.user.path().join("home").canonicalize().unwrap();
+    let tmp = w.user.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     (w, home, tmp)
 }

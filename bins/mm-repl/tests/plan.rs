@@ -92,7 +92,7 @@ fn json_mode_emits_the_checklist_and_the_model_gets_a_short_confirmation() {
         ]
     );
     // The last list is in the session file.
-    let sessions = w.root.path().join("data/mm/sessions");
+    let sessions = w.user.path().join("data/mm/sessions");
     let file = walk(&sessions)
         .into_iter()
         .find(|p| p.extension().is_some_and(|e| e == "json"))
@@ -170,7 +170,7 @@ fn plan_mode_refuses_edits_and_changing_commands_and_lets_reading_run() {
     );
     assert!(declared(first).contains(&"exit_plan".to_owned()));
     // The session is titled by the question, not the note.
-    let file = walk(&w.root.path().join("data/mm/sessions"))
+    let file = walk(&w.user.path().join("data/mm/sessions"))
         .into_iter()
         .find(|p| p.extension().is_some_and(|e| e == "json"))
         .expect("a session file");

@@ -8,9 +8,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{World, all_text, expect, messages, processes_with, type_line, wait_for};
+use common::{World, all_text, expect, messages, type_line, wait_for};
 use expectrl::Expect;
 use mm_mock::Reply;
+use mm_test_support::procs;
 
 const PROMPT: &str = "mm> ";
 
@@ -207,7 +208,7 @@ fn cancel_with(
     type_line(s, question);
     expect(s, &format!("🛠️  bash: sleep {marker}"));
     assert!(
-        wait_for(Duration::from_secs(10), || !processes_with(marker)
+        wait_for(Duration::from_secs(10), || !procs::with_cmdline(marker)
             .is_empty()),
         "the command never started"
     );
@@ -225,9 +226,10 @@ fn cancel_with(
         start.elapsed()
     );
     assert!(
-        wait_for(Duration::from_secs(3), || processes_with(marker).is_empty()),
+        wait_for(Duration::from_secs(3), || procs::with_cmdline(marker)
+            .is_empty()),
         "left behind: {:?}",
-        processes_with(marker)
+        procs::with_cmdline(marker)
     );
 }
 
@@ -274,7 +276,7 @@ fn sigterm_kills_the_running_command_and_exits() {
     expect(&mut s, PROMPT);
     type_line(&mut s, "wait");
     expect(&mut s, "🛠️  bash: sleep 34.25");
-    assert!(wait_for(Duration::from_secs(10), || !processes_with(
+    assert!(wait_for(Duration::from_secs(10), || !procs::with_cmdline(
         "34.25"
     )
     .is_empty()));
@@ -297,10 +299,10 @@ fn sigterm_kills_the_running_command_and_exits() {
         "128 + SIGTERM"
     );
     assert!(
-        wait_for(Duration::from_secs(3), || processes_with("34.25")
+        wait_for(Duration::from_secs(3), || procs::with_cmdline("34.25")
             .is_empty()),
         "left behind: {:?}",
-        processes_with("34.25")
+        procs::with_cmdline("34.25")
     );
 }
 
@@ -462,7 +464,7 @@ fn help_and_unknown_commands_and_ctrl_d() {
     );
     assert!(w.chats().is_empty(), "no question was sent");
     // The history file is in the data dir.
-    let history = std::fs::read_to_string(w.root.path().join("data/mm/repl_history")).unwrap();
+    let history = std::fs::read_to_string(w.user.path().join("data/mm/repl_history")).unwrap();
     assert!(history.contains("/help"), "{history}");
 }
 
@@ -486,7 +488,7 @@ fn the_demo_says_so_on_screen_and_keeps_its_sessions_apart() {
     assert!(!listed.contains("sessions.enabled"), "{listed}");
     quit(s);
     assert!(
-        !w.root.path().join("data/mm/sessions").exists() || session_ids(&w).is_empty(),
+        !w.user.path().join("data/mm/sessions").exists() || session_ids(&w).is_empty(),
         "nothing of the demo among the real sessions"
     );
 }
@@ -499,13 +501,13 @@ fn copy_puts_the_last_answer_on_the_clipboard() {
     ])];
     let w = World::new(script, "");
     // A fake xclip first on the PATH records what it was given.
-    let bin = w.root.path().join("fakebin");
+    let bin = w.user.path().join("fakebin");
     std::fs::create_dir(&bin).unwrap();
     let xclip = bin.join("xclip");
     std::fs::write(&xclip, "#!/bin/sh\ncat > \"$CLIP_OUT\"\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&xclip, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let clip = w.root.path().join("clip.txt");
+    let clip = w.user.path().join("clip.txt");
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     let clip_text = clip.display().to_string();
     let env = [
@@ -536,7 +538,7 @@ fn copy_puts_the_last_answer_on_the_clipboard() {
 /// Session ids on disk, oldest first (ids are time-ordered UUIDv7).
 fn session_ids(w: &World) -> Vec<String> {
     let mut ids = Vec::new();
-    let root = w.root.path().join("data/mm/sessions");
+    let root = w.user.path().join("data/mm/sessions");
     for project in std::fs::read_dir(&root).unwrap().filter_map(Result::ok) {
         for f in std::fs::read_dir(project.path())
             .unwrap()
@@ -636,7 +638,7 @@ fn term_dumb_gets_no_color_no_spinner_and_no_line_clearing() {
 fn custom_commands_instructions_and_init_in_the_repl() {
     let script = vec![Reply::text("Reviewed."), Reply::text("Wrote AGENTS.md.")];
     let w = World::new(script, "");
-    let user = w.root.path().join("config/mm/commands");
+    let user = w.user.path().join("config/mm/commands");
     std::fs::create_dir_all(&user).unwrap();
     std::fs::write(
         user.join("review.md"),
@@ -931,7 +933,7 @@ fn missing_default_language_servers_are_one_banner_line() {
         "model: openai-compatible/test\nbaseURL: {}/v1\n",
         w.server.url()
     ));
-    let bin = w.root.path().join("bin");
+    let bin = w.user.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let fake = bin.join("rust-analyzer");
     std::fs::write(&fake, "#!/bin/sh\nexit 0\n").unwrap();

@@ -50,7 +50,7 @@ fn links_to_the_config_folder_lead_nowhere_under_the_sandbox() {
     let Some(probe) = sandbox_of(&w) else {
         return;
     };
-    let tmp = w.root.path().join("tmp");
+    let tmp = w.user.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     // The user's config folder, where mm reads AGENTS.md from.
     let config: PathBuf = w.config_file().parent().unwrap().canonicalize().unwrap();

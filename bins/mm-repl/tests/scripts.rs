@@ -97,7 +97,7 @@ fn count_schema(w: &World) -> (std::path::PathBuf, Value) {
         "required": ["count"],
         "additionalProperties": false
     });
-    let path = w.root.path().join("schema.json");
+    let path = w.user.path().join("schema.json");
     std::fs::write(&path, schema.to_string()).unwrap();
     (path, schema)
 }
@@ -183,7 +183,7 @@ fn output_schema_not_met_twice_exits_5() {
 #[test]
 fn a_bad_schema_file_is_a_start_error() {
     let w = World::new(vec![], "");
-    let path = w.root.path().join("bad.json");
+    let path = w.user.path().join("bad.json");
     std::fs::write(&path, r#"{"type": "no-such-type"}"#).unwrap();
     let out = w.run(
         &["-p", "x", "--output-schema", path.to_str().unwrap()],

@@ -16,7 +16,7 @@ const PROMPT: &str = "mm> ";
 
 /// Session files on disk, oldest first (ids are time-ordered UUIDv7).
 fn session_files(w: &World) -> Vec<PathBuf> {
-    let root = w.root.path().join("data/mm/sessions");
+    let root = w.user.path().join("data/mm/sessions");
     let mut files = Vec::new();
     let Ok(projects) = std::fs::read_dir(&root) else {
         return files;

@@ -8,9 +8,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{World, messages, processes_with, text, wait_for};
+use common::{World, messages, text, wait_for};
 use expectrl::Expect;
 use mm_mock::{Reply, Step};
+use mm_test_support::procs;
 use serde_json::{Value, json};
 
 const QUESTION: &str = "PARENT-QUESTION: where is the config read?";
@@ -170,7 +171,7 @@ fn two_task_calls_run_side_by_side_each_with_a_fresh_context() {
 
 /// The one session file the world's runs wrote.
 fn session_file(w: &World) -> Value {
-    let dir = w.root.path().join("data/mm/sessions");
+    let dir = w.user.path().join("data/mm/sessions");
     let mut found = Vec::new();
     for project in std::fs::read_dir(&dir).unwrap() {
         for file in std::fs::read_dir(project.unwrap().path()).unwrap() {
@@ -291,7 +292,7 @@ fn cancelling_the_parent_mid_child_leaves_no_process() {
         let _ = child.wait();
         panic!("the child's command never started");
     }
-    assert!(!processes_with("30.0303").is_empty());
+    assert!(!procs::with_cmdline("30.0303").is_empty());
     let sent = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -312,10 +313,10 @@ fn cancelling_the_parent_mid_child_leaves_no_process() {
     let out = child.wait_with_output().unwrap();
     assert_ne!(out.status.code(), Some(0));
     assert!(
-        wait_for(Duration::from_secs(3), || processes_with("30.0303")
+        wait_for(Duration::from_secs(3), || procs::with_cmdline("30.0303")
             .is_empty()),
         "the child's command survived: {:?}",
-        processes_with("30.0303")
+        procs::with_cmdline("30.0303")
     );
     let events = events(&out.stdout);
     let end = events.iter().find(|e| e["type"] == "turn_end").unwrap();

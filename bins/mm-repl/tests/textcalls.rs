@@ -60,7 +60,7 @@ fn a_call_written_as_text_runs_and_its_result_goes_back_as_a_tool_message() {
     assert_eq!(result["content"], "hi\n");
 
     // The session file records the same: a native call, no markup.
-    let sessions = files_under(&w.root.path().join("data"));
+    let sessions = files_under(&w.user.path().join("data"));
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     let stored = std::fs::read_to_string(&sessions[0]).unwrap();
     assert!(!stored.contains("<tool_call>"), "{stored}");
@@ -221,7 +221,7 @@ fn streamed(text: &str) -> Reply {
 
 /// The stored session's text (one session file).
 fn stored_session(w: &World) -> String {
-    let sessions = files_under(&w.root.path().join("data"));
+    let sessions = files_under(&w.user.path().join("data"));
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     std::fs::read_to_string(&sessions[0]).unwrap()
 }

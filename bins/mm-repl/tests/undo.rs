@@ -5,12 +5,12 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use common::{World, all_text, expect, text, type_line, wait_for};
 use mm_mock::Reply;
+use mm_test_support::git::git;
 
 const PROMPT: &str = "mm> ";
 
@@ -27,23 +27,6 @@ fn the_turn() -> Vec<Reply> {
         Reply::text("Done."),
     ]
 }
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_WORK_TREE")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("HOME", dir)
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
-    text(&out.stdout)
-}
-
 /// The world's folder as a repository holding a.txt and b.txt.
 fn repository(w: &World) {
     std::fs::write(w.cwd.join("a.txt"), "a\n").unwrap();
@@ -245,7 +228,7 @@ fn outside_git_undo_works_and_leaves_no_git_folder() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_undone(&w);
     assert!(!w.cwd.join(".git").exists());
-    assert!(w.root.path().join("data/mm/checkpoints").is_dir());
+    assert!(w.user.path().join("data/mm/checkpoints").is_dir());
 }
 
 /// One `bash` call, then an answer.
@@ -389,7 +372,7 @@ fn filters_never_run(in_git: bool) {
             git(&w.cwd, &["config", k, v]);
         }
     } else {
-        let global = w.root.path().join("home/.gitconfig");
+        let global = w.user.path().join("home/.gitconfig");
         for (k, v) in FILTERS {
             git(
                 &w.cwd,

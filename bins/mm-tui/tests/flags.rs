@@ -4,22 +4,17 @@
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use mm_test_support::User;
+
 const BIN: &str = env!("CARGO_BIN_EXE_mm-tui");
 
 /// Run to the end, killed after 20 s.
 fn run(args: &[&str], config: &str) -> Output {
-    let root = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(root.path().join("config/mm")).unwrap();
-    std::fs::create_dir_all(root.path().join("home")).unwrap();
-    std::fs::write(root.path().join("config/mm/config.yaml"), config).unwrap();
-    let mut child = Command::new(BIN)
+    let user = User::new();
+    user.write_config(config);
+    let mut child = user
+        .apply(&mut Command::new(BIN))
         .args(args)
-        .current_dir(root.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", root.path().join("home"))
-        .env("XDG_CONFIG_HOME", root.path().join("config"))
-        .env("XDG_DATA_HOME", root.path().join("data"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

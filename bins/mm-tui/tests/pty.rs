@@ -9,6 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mm_mock::{MockServer, Reply, Step};
+use mm_test_support::git::git;
+use mm_test_support::user::mock_config;
+use mm_test_support::{User, mcp, procs};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mm-tui");
@@ -19,7 +22,7 @@ const COLS: u16 = 100;
 const BUSY: &str = "· Esc to interrupt";
 
 struct World {
-    root: tempfile::TempDir,
+    user: User,
     cwd: PathBuf,
     server: MockServer,
     // Last: the server's tasks need the runtime until it stops.
@@ -46,22 +49,14 @@ impl World {
         let server = rt
             .block_on(MockServer::start_with(script, options))
             .unwrap();
-        let root = tempfile::tempdir().unwrap();
-        for d in ["home", "config/mm", "data", "state", "work"] {
-            std::fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        let cwd = std::fs::canonicalize(root.path().join("work")).unwrap();
-        std::fs::write(
-            root.path().join("config/mm/config.yaml"),
-            format!(
-                "model: openai-compatible/test\nbaseURL: {}/v1\nretries: 0\nwatchdog: 15\n{settings}",
-                server.url()
-            ),
-        )
-        .unwrap();
+        let user = User::new();
+        user.write_config(&format!(
+            "{}{settings}",
+            mock_config(&server.url(), "test", 15)
+        ));
         World {
-            root,
-            cwd,
+            cwd: user.work.clone(),
+            user,
             server,
             _rt: rt,
         }
@@ -94,11 +89,9 @@ impl World {
         cmd.args(args);
         cmd.env_clear();
         cmd.cwd(&self.cwd);
-        cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-        cmd.env("HOME", self.root.path().join("home"));
-        cmd.env("XDG_CONFIG_HOME", self.root.path().join("config"));
-        cmd.env("XDG_DATA_HOME", self.root.path().join("data"));
-        cmd.env("XDG_STATE_HOME", self.root.path().join("state"));
+        for (key, value) in self.user.environment() {
+            cmd.env(key, value);
+        }
         cmd.env("TERM", "xterm-256color");
         let child = pty.slave.spawn_command(cmd).unwrap();
         drop(pty.slave);
@@ -389,27 +382,10 @@ fn sigterm_exits_143_and_the_log_is_a_file() {
     assert_eq!(status.exit_code(), 143, "128 + SIGTERM, like mm-repl");
     // Logs go to the state directory's file, never to the screen.
     let log =
-        std::fs::read_to_string(w.root.path().join("state/mm/mm-tui.log")).expect("no mm-tui.log");
+        std::fs::read_to_string(w.user.path().join("state/mm/mm-tui.log")).expect("no mm-tui.log");
     assert!(log.contains("starting"), "{log}");
     assert!(!win.screen().contains("INFO"), "{}", win.screen());
 }
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_WORK_TREE")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("HOME", dir)
-        .args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// The colour of the last row of the screen that holds `line` alone
 /// (spaces aside), taken at its first character.
 fn colour_of(win: &Window, line: &str) -> vt100::Color {
@@ -555,7 +531,7 @@ fn custom_commands_in_the_picker_instructions_and_init_in_the_window() {
         vec![Reply::text("Reviewed."), Reply::text("Wrote AGENTS.md.")],
         "",
     );
-    let user = w.root.path().join("config/mm/commands");
+    let user = w.user.path().join("config/mm/commands");
     std::fs::create_dir_all(&user).unwrap();
     std::fs::write(
         user.join("review.md"),
@@ -617,59 +593,9 @@ fn custom_commands_in_the_picker_instructions_and_init_in_the_window() {
     );
 }
 
-/// Where `.ci/install-mcp` put the MCP servers; `None` (said loudly) when
-/// it did not run, except in CI.
-fn mcp_bin(name: &str, test: &str) -> Option<PathBuf> {
-    let dir = match std::env::var_os("MM_MCP_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/mm-ci/mcp")
-        }
-    };
-    let path = dir.join("bin").join(name);
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{} is not installed but CI is set: run .ci/install-mcp",
-            path.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: {} is not installed (bash .ci/install-mcp installs it)",
-        path.display()
-    );
-    None
-}
-
-/// Whether a live process has `VAR=value` in its environment.
-fn a_process_has_env(var: &str, value: &str) -> bool {
-    let needle = format!("{var}={value}").into_bytes();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.parse::<u32>().is_ok())
-        })
-        .any(|e| {
-            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|r| r.trim_start().starts_with('Z'));
-            !stat.is_empty()
-                && !zombie
-                && std::fs::read(e.path().join("environ"))
-                    .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == needle.as_slice()))
-        })
-}
-
 #[test]
 fn an_mcp_tool_asks_in_the_window_and_slash_mcp_lists_the_servers() {
-    let Some(python) = mcp_bin("python3", "an_mcp_tool_asks_in_the_window") else {
+    let Some(python) = mcp::installed("python3", "an_mcp_tool_asks_in_the_window") else {
         return;
     };
     let mark = format!("tui-time-{}", std::process::id());
@@ -726,7 +652,7 @@ fn an_mcp_tool_asks_in_the_window_and_slash_mcp_lists_the_servers() {
         .to_owned();
     assert!(result.contains("Etc/UTC"), "{result}");
     let deadline = Instant::now() + Duration::from_secs(5);
-    while a_process_has_env("MM_TEST_MARK", &mark) {
+    while !procs::with_env("MM_TEST_MARK", &mark).is_empty() {
         assert!(Instant::now() < deadline, "the server outlived the window");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -866,7 +792,7 @@ fn the_demo_says_so_in_the_window_and_keeps_its_sessions_apart() {
     assert!(status.success());
     assert!(w.chats().is_empty(), "the demo has its own model");
     assert!(
-        !w.root.path().join("data/mm/sessions").exists(),
+        !w.user.path().join("data/mm/sessions").exists(),
         "nothing of the demo among the real sessions"
     );
 }

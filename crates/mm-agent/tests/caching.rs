@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 use std::sync::Once;
 
-use common::{ask, config};
+use common::{Recorder, ask, config};
 use mm_agent::config::Config;
 use mm_agent::ui::{Event, TurnOutcome};
 use mm_agent::{Agent, PermissionSource};
@@ -333,26 +333,6 @@ async fn openai_gets_one_prompt_cache_key_per_session_and_compatible_servers_non
     }
 }
 
-/// Cancels the turn at its first piece of answer text.
-struct CancelOnText {
-    cancel: tokio_util::sync::CancellationToken,
-}
-
-impl mm_agent::ui::Sink for CancelOnText {
-    fn event(&self, event: Event) {
-        if matches!(event, Event::Text { .. }) {
-            self.cancel.cancel();
-        }
-    }
-
-    fn permission<'a>(
-        &'a self,
-        _info: &'a mm_agent::ui::ToolInfo,
-    ) -> futures::future::BoxFuture<'a, mm_agent::ui::Decision> {
-        Box::pin(async { mm_agent::ui::Decision::AllowOnce })
-    }
-}
-
 /// A request split into the part that must never change within a session
 /// (system prompt, tool declarations) and its list of turns, with the
 /// breakpoint markers taken out: they move forward by design and are not
@@ -446,8 +426,12 @@ async fn prefix_unchanged(provider: &str) {
     assert_eq!(report.outcome, TurnOutcome::Done, "{provider}");
 
     let cancel = tokio_util::sync::CancellationToken::new();
-    let sink = std::sync::Arc::new(CancelOnText {
-        cancel: cancel.clone(),
+    // Cancels the turn at its first piece of answer text.
+    let on_text = cancel.clone();
+    let sink = Recorder::with_hook(move |e| {
+        if matches!(e, Event::Text { .. }) {
+            on_text.cancel();
+        }
     });
     let report = tokio::time::timeout(
         std::time::Duration::from_secs(30),

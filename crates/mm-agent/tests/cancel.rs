@@ -10,6 +10,7 @@ use common::{Recorder, config, render};
 use mm_agent::ui::{Event, TurnOutcome};
 use mm_agent::{Agent, PermissionSource};
 use mm_mock::{MockServer, Reply, Step};
+use mm_test_support::procs;
 use tokio_util::sync::CancellationToken;
 
 async fn wait_for(sink: &Recorder, what: impl Fn(&Event) -> bool) {
@@ -18,19 +19,6 @@ async fn wait_for(sink: &Recorder, what: impl Fn(&Event) -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting for an event");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-fn processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if text.contains(marker) {
-                found.push(text);
-            }
-        }
-    }
-    found
 }
 
 #[tokio::test]
@@ -117,7 +105,7 @@ async fn cancelling_mid_tool_kills_the_command_and_keeps_the_call() {
     assert_eq!(agent.history().len(), 3, "{history}");
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(
-        processes_with(marker),
+        procs::with_cmdline(marker),
         Vec::<String>::new(),
         "the command's process group survived"
     );

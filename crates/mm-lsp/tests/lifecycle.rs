@@ -61,13 +61,9 @@ fn a_server_dies_when_mm_is_killed() {
     assert!(support::process_exists(pid));
     child.kill().unwrap(); // SIGKILL: no destructor runs
     child.wait().unwrap();
-    let until = Instant::now() + Duration::from_secs(5);
-    while support::process_exists(pid) {
-        if Instant::now() > until {
-            support::kill(pid);
-            panic!("the server outlived mm");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if !mm_test_support::procs::wait_gone(pid as i32, Duration::from_secs(5)) {
+        support::kill(pid);
+        panic!("the server outlived mm");
     }
 }
 
@@ -228,16 +224,15 @@ fn a_server_and_its_children_die_when_mm_exits() {
         .map(|p| p.parse().unwrap())
         .collect();
     assert_eq!(pids.len(), 2);
-    let until = Instant::now() + Duration::from_secs(5);
-    while pids.iter().any(|&p| support::process_exists(p)) {
-        if Instant::now() > until {
-            pids.iter().for_each(|&p| {
-                if support::process_exists(p) {
-                    support::kill(p);
-                }
-            });
-            panic!("the server or its child outlived mm: {pids:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let gone = mm_test_support::wait_for(Duration::from_secs(5), || {
+        !pids.iter().any(|&p| support::process_exists(p))
+    });
+    if !gone {
+        pids.iter().for_each(|&p| {
+            if support::process_exists(p) {
+                support::kill(p);
+            }
+        });
+        panic!("the server or its child outlived mm: {pids:?}");
     }
 }

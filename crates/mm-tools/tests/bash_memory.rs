@@ -10,9 +10,8 @@ use bash_support::*;
 
 /// Peak resident set of this process, in kB.
 fn vm_hwm_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    let value = mm_test_support::procs::self_status("VmHWM");
+    value.trim_end_matches(" kB").parse().unwrap()
 }
 
 #[tokio::test]

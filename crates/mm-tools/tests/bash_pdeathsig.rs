@@ -10,7 +10,7 @@ mod bash_support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bash_support::*;
 
@@ -80,14 +80,10 @@ fn kill_mm(mut mm: Child) {
 
 /// Waits (bounded) for `pid` to die; kills it and fails if it does not.
 fn assert_dies(pid: i32, what: &str) {
-    let until = Instant::now() + Duration::from_secs(5);
-    while alive(pid) {
-        if Instant::now() > until {
-            // SAFETY: kill has no memory effects; do not leave it behind.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("{what} outlived mm");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if !mm_test_support::procs::wait_gone(pid, Duration::from_secs(5)) {
+        // SAFETY: kill has no memory effects; do not leave it behind.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        panic!("{what} outlived mm");
     }
 }
 

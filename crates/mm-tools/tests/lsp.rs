@@ -6,17 +6,17 @@
 //! and the write. clangd comes from .ci/install-lsp; without it the server
 //! tests skip with a message unless `CI` is set.
 
-use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use mm_config::LspServer;
+use mm_test_support::Recorder;
+use mm_test_support::wait::eventually;
 use mm_tools::lsp::Lsp;
 use mm_tools::toolbox::{Toolbox, ToolboxSettings};
 use mm_tools::{PermissionMode, Permissions, Tool, ToolContext};
-use mm_types::{Decision, Event, Sink, ToolInfo, ToolKind, ToolStatus};
+use mm_types::{Decision, Event, ToolKind, ToolStatus};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -50,60 +50,22 @@ fn have_clangd(test: &str) -> bool {
     ok
 }
 
-/// Records events; answers permission requests from a script.
-#[derive(Default)]
-struct TestSink {
-    events: Mutex<Vec<Event>>,
-    answers: Mutex<VecDeque<Decision>>,
-    asked: Mutex<Vec<ToolInfo>>,
-}
-
-impl Sink for TestSink {
-    fn event(&self, event: Event) {
-        self.events.lock().unwrap().push(event);
-    }
-    fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
-        self.asked.lock().unwrap().push(info.clone());
-        let answer = self
-            .answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .expect("permission asked more often than expected");
-        Box::pin(async move { answer })
-    }
-}
-
-impl TestSink {
-    fn starts(&self) -> Vec<ToolInfo> {
-        self.events
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|e| match e {
-                Event::ToolStart { info } => Some(info.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-    fn ends(&self) -> Vec<(ToolStatus, Vec<String>)> {
-        self.events
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|e| match e {
-                Event::ToolEnd {
-                    status, preview, ..
-                } => Some((*status, preview.clone())),
-                _ => None,
-            })
-            .collect()
-    }
+/// The status and preview of every finished call.
+fn ends(sink: &Recorder) -> Vec<(ToolStatus, Vec<String>)> {
+    sink.events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ToolEnd {
+                status, preview, ..
+            } => Some((status, preview)),
+            _ => None,
+        })
+        .collect()
 }
 
 struct Env {
     dir: tempfile::TempDir,
-    sink: Arc<TestSink>,
+    sink: Arc<Recorder>,
     ctx: ToolContext,
 }
 
@@ -123,10 +85,7 @@ impl Env {
             d = root.display()
         );
         std::fs::write(root.join("compile_commands.json"), cc).unwrap();
-        let sink = Arc::new(TestSink {
-            answers: Mutex::new(answers.iter().copied().collect()),
-            ..TestSink::default()
-        });
+        let sink = Recorder::answering(answers);
         let ctx = ToolContext {
             cwd: root,
             sink: sink.clone(),
@@ -271,8 +230,8 @@ async fn navigation_is_a_read_that_echoes() {
     );
     assert_eq!(starts[1].title, "hover main.c:4:39");
     // No permission asked for navigation, even in ask mode; output echoed.
-    assert!(env.sink.asked.lock().unwrap().is_empty());
-    let ends = env.sink.ends();
+    assert!(env.sink.asked().is_empty());
+    let ends = ends(&env.sink);
     assert_eq!(ends[0].0, ToolStatus::Completed);
     assert_eq!(
         ends[0].1,
@@ -306,7 +265,7 @@ async fn rename_asks_first_and_a_rejection_writes_nothing() {
     assert_eq!(env.read("greet.c"), GREET_C);
     assert_eq!(env.read("main.c"), MAIN_C);
 
-    let asked = env.sink.asked.lock().unwrap().clone();
+    let asked = env.sink.asked().clone();
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].kind, ToolKind::Edit);
     assert_eq!(asked[0].title, "rename greet.c greet → salute");
@@ -334,7 +293,7 @@ async fn rename_asks_first_and_a_rejection_writes_nothing() {
     );
     assert_eq!(env.read("main.c"), MAIN_C.replace("greet(2)", "salute(2)"));
     assert_eq!(env.read("greet.h"), "int salute(int times);\n");
-    let ends = env.sink.ends();
+    let ends = ends(&env.sink);
     assert_eq!(ends[0].0, ToolStatus::Failed);
     assert_eq!(ends[1].0, ToolStatus::Completed);
 }
@@ -383,14 +342,14 @@ async fn a_file_changed_after_the_preview_is_not_written() {
     lsp.shutdown().await;
     assert_eq!(lsp.client().server_pid("clangd").await, None);
     // The process is gone (reaped: no zombie left either).
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while Path::new(&format!("/proc/{pid}")).exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "clangd {pid} still runs"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    assert!(
+        eventually(Duration::from_secs(10), || !Path::new(&format!(
+            "/proc/{pid}"
+        ))
+        .exists())
+        .await,
+        "clangd {pid} still runs"
+    );
 }
 
 /// A skip note that the test harness does not capture (it shows even for a

@@ -8,42 +8,18 @@
 
 mod bash_support;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use mm_policy::{Mode, Policy, RuleLists, Sandbox, SandboxMode};
+use mm_test_support::Recorder;
 use mm_tools::bash::{Bash, ProcessRegistry};
 use mm_tools::files::{ReadFile, WriteFile};
 use mm_tools::toolbox::{CallOutcome, Toolbox, ToolboxSettings};
 use mm_tools::{Permissions, Tool, ToolContext};
-use mm_types::{Decision, Event, Sink, ToolInfo, ToolStatus};
+use mm_types::{Decision, Event, ToolStatus};
 use tokio_util::sync::CancellationToken;
-
-#[derive(Default)]
-struct TestSink {
-    events: Mutex<Vec<Event>>,
-    answers: Mutex<VecDeque<Decision>>,
-    asked: Mutex<Vec<String>>,
-}
-
-impl Sink for TestSink {
-    fn event(&self, event: Event) {
-        self.events.lock().unwrap().push(event);
-    }
-    fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
-        self.asked.lock().unwrap().push(info.title.clone());
-        let answer = self
-            .answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .expect("asked more often than the test expected");
-        Box::pin(async move { answer })
-    }
-}
 
 struct World {
     _dir: tempfile::TempDir,
@@ -51,7 +27,7 @@ struct World {
     home: PathBuf,
     temp: PathBuf,
     toolbox: Toolbox,
-    sink: Arc<TestSink>,
+    sink: Arc<Recorder>,
     ctx: ToolContext,
 }
 
@@ -100,10 +76,7 @@ fn world(
             secrets: Vec::new(),
         },
     );
-    let sink = Arc::new(TestSink {
-        answers: Mutex::new(answers.iter().copied().collect()),
-        ..Default::default()
-    });
+    let sink = Recorder::answering(answers);
     let ctx = ToolContext {
         cwd: work.clone(),
         sink: sink.clone(),
@@ -150,24 +123,15 @@ impl World {
     }
 
     fn asked(&self) -> Vec<String> {
-        self.sink.asked.lock().unwrap().clone()
+        self.sink.asked().into_iter().map(|i| i.title).collect()
     }
 
     fn notices(&self) -> Vec<String> {
-        self.sink
-            .events
-            .lock()
-            .unwrap()
-            .iter()
-            .filter_map(|e| match e {
-                Event::Notice { text } => Some(text.clone()),
-                _ => None,
-            })
-            .collect()
+        self.sink.notices()
     }
 
     fn events(&self) -> Vec<Event> {
-        self.sink.events.lock().unwrap().clone()
+        self.sink.events()
     }
 }
 

@@ -5,64 +5,22 @@
 
 mod bash_support;
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bash_support::TempDir;
 use futures::future::BoxFuture;
+use mm_test_support::Recorder;
 use mm_tools::bash::{Bash, ProcessRegistry};
 use mm_tools::toolbox::{CallOutcome, Toolbox, ToolboxSettings};
 use mm_tools::{
     PermissionMode, Permissions, Plan, Tool, ToolContext, ToolOutput, ToolRow, ToolSpec, parse_args,
 };
-use mm_types::{Decision, Event, Sink, ToolInfo, ToolKind, ToolStatus};
+use mm_types::{Decision, Event, ToolInfo, ToolKind, ToolStatus};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 const LOOP: &str = "[LOOP_DETECTED: You have attempted the same action multiple times with the same result. Please try a different approach or provide more information.]";
-
-/// Records events; answers permission requests from a script.
-#[derive(Default)]
-struct TestSink {
-    events: Mutex<Vec<Event>>,
-    answers: Mutex<VecDeque<Decision>>,
-    asked: Mutex<Vec<ToolInfo>>,
-}
-
-impl TestSink {
-    fn answering(answers: &[Decision]) -> Arc<TestSink> {
-        Arc::new(TestSink {
-            answers: Mutex::new(answers.iter().copied().collect()),
-            ..Default::default()
-        })
-    }
-    fn events(&self) -> Vec<Event> {
-        self.events.lock().unwrap().clone()
-    }
-    fn take_events(&self) -> Vec<Event> {
-        std::mem::take(&mut *self.events.lock().unwrap())
-    }
-    fn asked(&self) -> usize {
-        self.asked.lock().unwrap().len()
-    }
-}
-
-impl Sink for TestSink {
-    fn event(&self, event: Event) {
-        self.events.lock().unwrap().push(event);
-    }
-    fn permission<'a>(&'a self, info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
-        self.asked.lock().unwrap().push(info.clone());
-        let answer = self
-            .answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .expect("permission asked more often than the test expected");
-        Box::pin(async move { answer })
-    }
-}
 
 /// A tool that answers `{text}` with a fixed output: "echo:<text>"; refuses
 /// `text == "refuse"` in its plan; panics on `text == "panic"`; reports a
@@ -157,7 +115,7 @@ impl Tool for Fixed {
 
 struct Setup {
     toolbox: Toolbox,
-    sink: Arc<TestSink>,
+    sink: Arc<Recorder>,
     ctx: ToolContext,
     _dir: TempDir,
 }
@@ -180,7 +138,7 @@ fn setup(mode: PermissionMode, answers: &[Decision], secrets: &[&str]) -> Setup 
             secrets: secrets.iter().map(|s| s.to_string()).collect(),
         },
     );
-    let sink = TestSink::answering(answers);
+    let sink = Recorder::answering(answers);
     let ctx = ToolContext {
         cwd: dir.path().to_path_buf(),
         sink: sink.clone(),
@@ -309,7 +267,7 @@ async fn invalid_arguments() {
         "{out}"
     );
     // Never asked, never ran.
-    assert_eq!(s.sink.asked(), 0);
+    assert_eq!(s.sink.asked().len(), 0);
     assert!(!kinds(&s.sink.events()).contains(&"running"));
     // The raw text is the input shown for invalid JSON.
     match &s.sink.events()[s.sink.events().len() - 2] {
@@ -325,7 +283,7 @@ async fn plan_refusal_is_the_output_and_asks_nothing() {
         s.output("alpha", r#"{"text":"refuse"}"#).await,
         "alpha refused"
     );
-    assert_eq!(s.sink.asked(), 0);
+    assert_eq!(s.sink.asked().len(), 0);
     let events = s.sink.events();
     assert_eq!(kinds(&events), vec!["start", "end"]);
     assert_eq!(end_of(&events).0, ToolStatus::Failed);
@@ -402,8 +360,8 @@ async fn permission_allow_once_asks_every_time() {
     );
     assert_eq!(s.output("bash", r#"{"command":"echo one"}"#).await, "one\n");
     assert_eq!(s.output("bash", r#"{"command":"echo two"}"#).await, "two\n");
-    assert_eq!(s.sink.asked(), 2);
-    let asked = s.sink.asked.lock().unwrap()[0].clone();
+    assert_eq!(s.sink.asked().len(), 2);
+    let asked = s.sink.asked()[0].clone();
     assert_eq!(asked.title, "echo one");
     // Asked after ToolStart, before ToolRunning.
     assert_eq!(
@@ -414,7 +372,7 @@ async fn permission_allow_once_asks_every_time() {
     );
     // A tool that needs no permission is never asked about.
     assert_eq!(s.output("zeta", r#"{"text":"q"}"#).await, "echo:q");
-    assert_eq!(s.sink.asked(), 2);
+    assert_eq!(s.sink.asked().len(), 2);
 }
 
 #[tokio::test]
@@ -433,14 +391,14 @@ async fn permission_allow_always_is_remembered_for_the_command_prefix() {
         s.output("bash", r#"{"command":"echo one two"}"#).await,
         "one two\n"
     );
-    assert_eq!(s.sink.asked(), 1);
+    assert_eq!(s.sink.asked().len(), 1);
     // Another command of the same tool still asks (rules.rs has more).
     assert_eq!(s.output("bash", r#"{"command":"echo two"}"#).await, "two\n");
-    assert_eq!(s.sink.asked(), 2);
+    assert_eq!(s.sink.asked().len(), 2);
     // Other tools are remembered by name.
     assert_eq!(s.output("alpha", r#"{"text":"a"}"#).await, "echo:a");
     assert_eq!(s.output("alpha", r#"{"text":"b"}"#).await, "echo:b");
-    assert_eq!(s.sink.asked(), 3);
+    assert_eq!(s.sink.asked().len(), 3);
 }
 
 #[tokio::test]
@@ -489,7 +447,7 @@ async fn allow_mode_never_asks() {
     let s = setup(PermissionMode::Allow, &[], &[]);
     assert_eq!(s.output("bash", r#"{"command":"echo ok"}"#).await, "ok\n");
     assert_eq!(s.output("alpha", r#"{"text":"a"}"#).await, "echo:a");
-    assert_eq!(s.sink.asked(), 0);
+    assert_eq!(s.sink.asked().len(), 0);
 }
 
 #[tokio::test]
@@ -536,7 +494,7 @@ async fn key_values_are_redacted_in_every_event() {
     // Title, input, path, diff, new text, output and the diff's preview
     // of the edit; the refused calls' input (three).
     assert_eq!(events.matches("[redacted]").count(), 10, "{events}");
-    let asked = format!("{:?}", s.sink.asked.lock().unwrap());
+    let asked = format!("{:?}", s.sink.asked());
     assert!(
         !asked.contains(key) && asked.contains("[redacted]"),
         "{asked}"
@@ -720,7 +678,7 @@ async fn a_call_refused_before_its_plan_is_still_shown_as_what_it_is() {
             secrets: Vec::new(),
         },
     );
-    let sink = TestSink::answering(&[]);
+    let sink = Recorder::answering(&[]);
     let ctx = ToolContext {
         cwd: dir.path().to_path_buf(),
         sink: sink.clone(),
@@ -884,7 +842,7 @@ async fn a_replayed_call_echoes_what_it_echoed_live() {
             secrets: Vec::new(),
         },
     );
-    let sink = TestSink::answering(&[]);
+    let sink = Recorder::answering(&[]);
     let ctx = ToolContext {
         cwd: dir.path().to_path_buf(),
         sink: sink.clone(),

@@ -20,8 +20,9 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Agent, Client, Lines};
 use futures::StreamExt;
 use mm_mock::MockServer;
+use mm_test_support::User;
+use mm_test_support::user::mock_config;
 use serde_json::Value;
-use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc;
@@ -29,44 +30,35 @@ use tokio::sync::mpsc;
 /// Every test must finish well within this.
 pub const LIMIT: Duration = Duration::from_secs(90);
 
-/// A temp HOME (config and data) and a project folder.
+/// A user in a temp folder (HOME and the XDG folders) and a project folder.
 pub struct Env {
-    pub home: TempDir,
+    pub user: User,
     pub project: PathBuf,
 }
 
 impl Env {
     /// A user config for `mock` plus `extra` YAML lines.
     pub fn new(mock: &MockServer, extra: &str) -> Env {
-        let home = tempfile::tempdir().unwrap();
-        let root = home.path().canonicalize().unwrap();
-        let project = root.join("project");
-        std::fs::create_dir_all(&project).unwrap();
-        let config_dir = root.join("config").join("mm");
-        std::fs::create_dir_all(&config_dir).unwrap();
-        let yaml = format!(
-            "model: openai-compatible/mock\nbaseURL: {}/v1\nretries: 0\nwatchdog: 20\nlsp:\n  servers: []\n{extra}",
-            mock.url()
-        );
-        std::fs::write(config_dir.join("config.yaml"), yaml).unwrap();
-        Env { home, project }
+        let user = User::new();
+        user.write_config(&format!(
+            "{}lsp:\n  servers: []\n{extra}",
+            mock_config(&mock.url(), "mock", 20)
+        ));
+        Env {
+            project: user.work.clone(),
+            user,
+        }
     }
 
     pub fn root(&self) -> PathBuf {
-        self.home.path().canonicalize().unwrap()
+        self.user.root.clone()
     }
 
     /// Start `mm-acp` in the project folder with this HOME.
     pub fn spawn(&self) -> (Child, ChildStdin, ChildStdout) {
-        let root = self.root();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mm-acp"))
-            .current_dir(&self.project)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", &root)
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("XDG_STATE_HOME", root.join("state"))
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mm-acp"));
+        self.user.apply(&mut cmd);
+        let mut child = Command::from(cmd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -321,59 +313,6 @@ pub fn content_text(message: &Value) -> String {
             .join(""),
         _ => String::new(),
     }
-}
-
-/// Processes (not zombies) whose command line is exactly `argv`, with their
-/// process group.
-pub fn processes(argv: &[&str]) -> Vec<(i32, i32)> {
-    let want: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if cmdline != want {
-            continue;
-        }
-        if let Some((state, pgrp)) = stat(pid)
-            && state != 'Z'
-        {
-            found.push((pid, pgrp));
-        }
-    }
-    found
-}
-
-/// Live (non-zombie) members of process group `pgrp`.
-pub fn group_members(pgrp: i32) -> Vec<i32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Some((state, g)) = stat(pid)
-            && g == pgrp
-            && state != 'Z'
-        {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// State and process group of `pid` from `/proc/<pid>/stat`.
-fn stat(pid: i32) -> Option<(char, i32)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid pgrp …`; comm may hold spaces and parens.
-    let rest = &text[text.rfind(')')? + 2..];
-    let mut fields = rest.split(' ');
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
 }
 
 pub fn path_string(p: &Path) -> String {

@@ -8,6 +8,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use mm_mock::{MockServer, Recorded, Reply};
+use mm_test_support::User;
+use mm_test_support::user::mock_config;
+#[allow(unused_imports)]
+pub use mm_test_support::wait_for;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_mm-repl");
 
@@ -16,7 +20,8 @@ pub const BOUND: Duration = Duration::from_secs(20);
 
 /// One test's world.
 pub struct World {
-    pub root: tempfile::TempDir,
+    /// HOME and the XDG folders; the project is `cwd`.
+    pub user: User,
     pub cwd: PathBuf,
     pub server: MockServer,
     // Declared last: the server's tasks need the runtime until it stops.
@@ -41,50 +46,35 @@ impl World {
         let server = rt
             .block_on(MockServer::start_with(script, options))
             .unwrap();
-        let root = tempfile::tempdir().unwrap();
-        for d in ["home", "config", "data", "state", "work"] {
-            std::fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        let cwd = std::fs::canonicalize(root.path().join("work")).unwrap();
-        let world = World {
-            root,
-            cwd,
+        let user = User::new();
+        user.write_config(&format!(
+            "{}lsp:\n  servers: []\n{extra}",
+            mock_config(&server.url(), "test", 15)
+        ));
+        World {
+            cwd: user.work.clone(),
+            user,
             server,
             rt,
-        };
-        world.write_config(&format!(
-            "model: openai-compatible/test\nbaseURL: {}/v1\nretries: 0\nwatchdog: 15\nlsp:\n  servers: []\n{extra}",
-            world.server.url()
-        ));
-        world
+        }
     }
 
     pub fn config_file(&self) -> PathBuf {
-        self.root.path().join("config/mm/config.yaml")
+        self.user.config_file()
     }
 
     pub fn write_config(&self, yaml: &str) {
-        let path = self.config_file();
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, yaml).unwrap();
+        self.user.write_config(yaml);
     }
 
     pub fn state_dir(&self) -> PathBuf {
-        self.root.path().join("state")
+        self.user.state.clone()
     }
 
     /// The binary with an isolated environment, in the working directory.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(BIN);
-        cmd.args(args)
-            .current_dir(&self.cwd)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.root.path().join("home"))
-            .env("XDG_CONFIG_HOME", self.root.path().join("config"))
-            .env("XDG_DATA_HOME", self.root.path().join("data"))
-            .env("XDG_STATE_HOME", self.root.path().join("state"))
-            .env("TERM", "xterm");
+        self.user.apply(&mut cmd).args(args).env("TERM", "xterm");
         cmd
     }
 
@@ -178,39 +168,6 @@ pub fn all_text(body: &serde_json::Value) -> String {
         .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Live (not zombie) processes whose command line contains `marker`.
-pub fn processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
-        let dir = entry.path();
-        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if !cmdline.contains(marker) {
-            continue;
-        }
-        let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
-        if stat.contains(") Z ") || stat.is_empty() {
-            continue;
-        }
-        found.push(format!("{}: {cmdline}", dir.display()));
-    }
-    found
-}
-
-/// Wait until `cond` holds, for at most `bound`.
-pub fn wait_for(bound: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + bound;
-    while Instant::now() < deadline {
-        if cond() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    cond()
 }
 
 /// Everything up to and including `needle`, as text.

@@ -251,7 +251,7 @@ pub fn one(tool: &str, arguments: String, extra: &str, setup: impl FnOnce(&World
 /// Every session file of the world, parsed.
 pub fn session_files(w: &World) -> Vec<Value> {
     let mut found = Vec::new();
-    let mut stack = vec![w.root.path().join("data")];
+    let mut stack = vec![w.user.path().join("data")];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -285,7 +285,7 @@ pub fn session_tool_results(w: &World) -> Vec<String> {
 /// The raw text of every file under the world's data directory.
 pub fn data_text(w: &World) -> String {
     let mut all = String::new();
-    let mut stack = vec![w.root.path().join("data")];
+    let mut stack = vec![w.user.path().join("data")];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -304,7 +304,7 @@ pub fn data_text(w: &World) -> String {
 
 /// The user's skills folder (the default `skillsDir`).
 pub fn skills_dir(w: &World) -> PathBuf {
-    w.root.path().join("config/mm/skills")
+    w.user.path().join("config/mm/skills")
 }
 
 /// Write `text` at `rel` under `dir`, creating folders.

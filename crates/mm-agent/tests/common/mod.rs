@@ -3,13 +3,12 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use mm_agent::config::Config;
-use mm_agent::ui::{Decision, Event, Sink, ToolInfo};
 use mm_agent::{Agent, Message, TurnReport};
+pub use mm_test_support::Recorder;
 use tokio_util::sync::CancellationToken;
 
 /// Settings for a test: the mock's OpenAI-compatible endpoint, sessions,
@@ -33,56 +32,6 @@ pub fn config(url: &str, dir: &Path) -> Config {
     // machine has; the lsp tool has its own tests.
     c.lsp.servers.clear();
     c
-}
-
-/// A sink that records every event and answers permission with `answer`.
-pub struct Recorder {
-    pub events: Mutex<Vec<Event>>,
-    pub answer: Decision,
-}
-
-impl Recorder {
-    pub fn new() -> Arc<Recorder> {
-        Arc::new(Recorder {
-            events: Mutex::new(Vec::new()),
-            answer: Decision::AllowOnce,
-        })
-    }
-
-    pub fn events(&self) -> Vec<Event> {
-        self.events.lock().unwrap().clone()
-    }
-
-    pub fn text(&self) -> String {
-        self.events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::Text { text } => Some(text),
-                _ => None,
-            })
-            .collect()
-    }
-
-    pub fn notices(&self) -> Vec<String> {
-        self.events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::Notice { text } => Some(text),
-                _ => None,
-            })
-            .collect()
-    }
-}
-
-impl Sink for Recorder {
-    fn event(&self, event: Event) {
-        self.events.lock().unwrap().push(event);
-    }
-
-    fn permission<'a>(&'a self, _info: &'a ToolInfo) -> BoxFuture<'a, Decision> {
-        let answer = self.answer;
-        Box::pin(async move { answer })
-    }
 }
 
 /// One line per message: `user: …`, `assistant: … [bash {…}]`, `tool bash: …`.

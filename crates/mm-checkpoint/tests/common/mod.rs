@@ -8,44 +8,8 @@ use std::process::Command;
 
 use mm_checkpoint::{Checkpoints, Options};
 
-/// `git <args>` in `dir`; its stdout. Panics when git fails.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = git_cmd(dir, args).output().expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// The command behind [`git`].
-pub fn git_cmd(dir: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new("git");
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("GIT_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.current_dir(dir)
-        // Reading the status must not refresh the index: the tests compare
-        // the index file byte for byte.
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .args([
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "protocol.file.allow=always",
-        ])
-        .args(args);
-    cmd
-}
+#[allow(unused_imports)]
+pub use mm_test_support::git::{git, git_cmd};
 
 /// `bash -c <script>` in `dir`, as the bash tool would run it.
 pub fn bash(dir: &Path, script: &str) {

@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use mm_lsp::{Client, Query, ServerConfig};
+use mm_test_support::wait::eventually;
 
 /// Every call of a test is bounded: a hung server fails the test.
 pub const CALL_LIMIT: Duration = Duration::from_secs(90);
@@ -108,25 +109,15 @@ pub async fn call(client: &Client, q: Query) -> String {
 
 /// True while a process with this id exists (and is not a zombie).
 pub fn process_exists(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
+    mm_test_support::procs::alive(pid as i32)
 }
 
 /// Wait (bounded) until the process is gone.
 pub async fn wait_gone(pid: u32) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while process_exists(pid) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "process {pid} still runs"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    assert!(
+        eventually(Duration::from_secs(10), || !process_exists(pid)).await,
+        "process {pid} still runs"
+    );
 }
 
 /// SIGKILL a process, as a crash would.

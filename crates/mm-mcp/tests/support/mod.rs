@@ -4,7 +4,7 @@
 //! must be there).
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use mm_mcp::{ServerSpec, TransportSpec};
@@ -44,35 +44,8 @@ pub fn http(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerSpec {
     }
 }
 
-/// Where `.ci/install-mcp` put the servers.
-pub fn mcp_dir() -> PathBuf {
-    match std::env::var_os("MM_MCP_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/mm-ci/mcp")
-        }
-    }
-}
-
-/// `<mcp_dir>/bin/<name>` when installed. Else: in CI a panic, elsewhere a
-/// printed skip and `None`.
-pub fn installed(name: &str, test: &str) -> Option<PathBuf> {
-    let path = mcp_dir().join("bin").join(name);
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{} is not installed but CI is set: run .ci/install-mcp",
-            path.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: {} is not installed (bash .ci/install-mcp installs it)",
-        path.display()
-    );
-    None
-}
+#[allow(unused_imports)]
+pub use mm_test_support::mcp::installed;
 
 /// A free port on 127.0.0.1 (closed again; a server is started on it next).
 pub fn free_port() -> u16 {
@@ -98,27 +71,12 @@ pub async fn wait_listening(port: u16) {
 /// Whether process `pid` is still running (a zombie or a missing entry is
 /// not).
 pub fn running(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit(')')
-                .next()
-                .and_then(|r| r.split_whitespace().next());
-            !matches!(state, Some("Z") | Some("X"))
-        }
-        Err(_) => false,
-    }
+    mm_test_support::procs::alive(pid as i32)
 }
 
 /// Poll `cond` for up to 10 s.
-pub async fn eventually(mut cond: impl FnMut() -> bool) -> bool {
-    for _ in 0..100 {
-        if cond() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    cond()
+pub async fn eventually(cond: impl FnMut() -> bool) -> bool {
+    mm_test_support::wait::eventually(Duration::from_secs(10), cond).await
 }
 
 pub fn read(path: &Path) -> String {

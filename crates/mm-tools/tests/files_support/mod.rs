@@ -116,7 +116,5 @@ pub fn mode(p: &Path) -> u32 {
 
 /// The process umask, read without changing it.
 pub fn umask() -> u32 {
-    let status = fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
-    u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
+    u32::from_str_radix(&mm_test_support::procs::self_status("Umask"), 8).unwrap()
 }
