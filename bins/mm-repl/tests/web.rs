@@ -24,6 +24,8 @@ const PAGE: &str = "<!doctype html><html><head><title>Doc</title>\
 <style>body { color: red }</style><script>var SCRIPT_SECRET = 'x';</script></head>\
 <body><nav><a href=\"/\">NAV_HOME</a></nav><h1>Install</h1>\
 <p>Run <code>cargo add mm</code>, then read <a href=\"https://docs.example/guide\">the guide</a>.</p>\
+<p>See <a href=\"/api/v2\">the API</a>, <a href=\"next.html#top\">next</a>, <a href=\"#usage\">usage</a> \
+and <img src=\"img/logo.png\" alt=\"logo\">.</p>\
 <ul><li>fast</li><li>small</li></ul>\
 <table><tr><th>key</th><th>value</th></tr><tr><td>a</td><td>1</td></tr></table>\
 <script>document.write('MORE_SCRIPT')</script></body></html>";
@@ -117,6 +119,12 @@ fn fetch(url: String) -> (&'static str, String) {
     ("web_fetch", args(json!({ "url": url })))
 }
 
+/// `127.0.0.1:PORT` of the page server, from the line a binary gets.
+fn page_host(not_text: &str) -> &str {
+    let rest = not_text.strip_prefix("http://").unwrap();
+    &rest[..rest.find('/').unwrap()]
+}
+
 /// Run `calls` (made from the page server's address) with `extra`
 /// settings; the results, the run ending normally.
 fn fetched(extra: &str, calls: impl Fn(SocketAddr) -> Vec<(&'static str, String)>) -> Vec<String> {
@@ -146,6 +154,16 @@ fn an_html_page_arrives_as_markdown_without_its_scripts() {
     );
     assert!(page.contains("fast") && page.contains("small"), "{page}");
     assert!(page.contains("| key | value |"), "{page}");
+    // A relative link or image is given whole, so the model can fetch it.
+    let base = format!("http://{}", page_host(&got[2]));
+    for link in [
+        format!("[the API]({base}/api/v2)"),
+        format!("[next]({base}/next.html#top)"),
+        format!("[usage]({base}/page#usage)"),
+        format!("![logo]({base}/img/logo.png)"),
+    ] {
+        assert!(page.contains(&link), "{link} not in {page}");
+    }
     for gone in ["SCRIPT_SECRET", "MORE_SCRIPT", "color: red", "NAV_HOME"] {
         assert!(!page.contains(gone), "{gone} in {page}");
     }

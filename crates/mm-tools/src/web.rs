@@ -31,6 +31,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use htmd::Element;
+use htmd::element_handler::{HandlerResult, Handlers};
 use reqwest::Url;
 use serde::Deserialize;
 
@@ -465,7 +467,8 @@ async fn render(url: &Url, body: Body) -> Result<Rendered, String> {
         || (mime.is_empty() && std::str::from_utf8(&body.bytes).is_ok());
     if html {
         let source = String::from_utf8_lossy(&body.bytes).into_owned();
-        let markdown = tokio::task::spawn_blocking(move || to_markdown(&source))
+        let base = url.clone();
+        let markdown = tokio::task::spawn_blocking(move || to_markdown(&source, Some(&base)))
             .await
             .map_err(|e| format!("[error: converting the page failed: {e}]"))??;
         return Ok(Rendered {
@@ -497,13 +500,66 @@ fn looks_like_html(bytes: &[u8]) -> bool {
     start.starts_with("<!doctype html") || start.starts_with("<html")
 }
 
-/// HTML as Markdown, without the elements of `SKIPPED`.
-pub fn to_markdown(html: &str) -> Result<String, String> {
-    htmd::HtmlToMarkdown::builder()
-        .skip_tags(SKIPPED.to_vec())
+/// HTML as Markdown, without the elements of `SKIPPED`. Links and images
+/// relative to `base` (the page's address after redirects) are given
+/// whole, so that the model can fetch what they point to.
+pub fn to_markdown(html: &str, base: Option<&Url>) -> Result<String, String> {
+    let mut builder = htmd::HtmlToMarkdown::builder().skip_tags(SKIPPED.to_vec());
+    if let Some(base) = base.cloned() {
+        builder = builder.add_handler(
+            vec!["a", "img"],
+            move |handlers: &dyn Handlers, element: Element| whole_link(&base, handlers, element),
+        );
+    }
+    builder
         .build()
         .convert(html)
         .map_err(|e| format!("[error: converting the page failed: {e}]"))
+}
+
+/// A link or an image as Markdown, its address joined to `base` when it
+/// is relative (the converter's own handlers keep addresses as written).
+fn whole_link(base: &Url, handlers: &dyn Handlers, element: Element) -> Option<HandlerResult> {
+    let attr = |name: &str| {
+        element
+            .attrs
+            .iter()
+            .find(|a| &*a.name.local == name)
+            .map(|a| one_line(&a.value))
+    };
+    let image = element.tag == "img";
+    let Some(target) = attr(if image { "src" } else { "href" }) else {
+        // An image without a source is nothing; an anchor, its text.
+        return (!image).then(|| handlers.walk_children(element.node));
+    };
+    let target = match Url::parse(&target) {
+        Ok(_) => target,
+        Err(_) => base.join(&target).map_or(target, |whole| whole.to_string()),
+    };
+    let mut target = target.replace('(', "\\(").replace(')', "\\)");
+    if target.contains(' ') {
+        target = format!("<{target}>");
+    }
+    let title = attr("title")
+        .map(|t| format!(" \"{}\"", t.replace('"', "\\\"")))
+        .unwrap_or_default();
+    if image {
+        let alt = attr("alt").unwrap_or_default().replace('"', "\\\"");
+        return Some(format!("![{alt}]({target}{title})").into());
+    }
+    let content = handlers.walk_children(element.node).content;
+    let text = content.trim();
+    let after = if text.len() < content.trim_start().len() {
+        " "
+    } else {
+        ""
+    };
+    Some(format!("[{text}]({target}{title}){after}").into())
+}
+
+/// An attribute's text on one line, trimmed.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The `web_search` tool: the user's SearXNG instance.
@@ -676,6 +732,7 @@ mod tests {
             "<html><head><title>T</title><style>p{}</style></head><body><nav><a href=/>Home</a></nav>\
              <h1>Title</h1><script>var secret = 1;</script><p>See <a href=\"https://x.example/a\">the docs</a>.</p>\
              <ul><li>one</li><li>two</li></ul><pre><code>let x = 1;</code></pre></body></html>",
+            None,
         )
         .unwrap();
         assert!(md.contains("# Title"), "{md}");
@@ -684,6 +741,24 @@ mod tests {
         assert!(
             !md.contains("secret") && !md.contains("Home") && !md.contains("p{}"),
             "{md}"
+        );
+    }
+
+    #[test]
+    fn relative_links_and_images_are_made_whole() {
+        let base = Url::parse("https://x.example/docs/intro.html?v=1").unwrap();
+        let md = to_markdown(
+            "<p>Go <a href=\"../api (v2).html\" title=\"The &quot;API&quot;\">on  </a>now, \
+             <a href=\"https://y.example/\">away</a>, <a href=\"mailto:a@x.example\">mail</a>, \
+             <a>plain</a>, <a href=\"#top\">top</a> <img src=\"/i.png\" alt=\"an\n icon\"><img alt=\"none\"></p>",
+            Some(&base),
+        )
+        .unwrap();
+        assert_eq!(
+            md,
+            "Go [on](https://x.example/api%20\\(v2\\).html \"The \\\"API\\\"\") now, \
+             [away](https://y.example/), [mail](mailto:a@x.example), plain, \
+             [top](https://x.example/docs/intro.html?v=1#top) ![an icon](https://x.example/i.png)"
         );
     }
 
