@@ -27,7 +27,7 @@ const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42
 fn on(provider: &str, model: &str, script: Vec<Reply>, extra: &str) -> World {
     let w = World::new(script, "");
     let base = match provider {
-        "anthropic" => w.server.url(),
+        "anthropic" | "gemini" | "ollama" => w.server.url(),
         _ => format!("{}/v1", w.server.url()),
     };
     w.write_config(&format!(
@@ -92,6 +92,52 @@ fn a_mentioned_picture_is_an_image_block_on_the_anthropic_wire() {
         json!({"type": "base64", "media_type": "image/png", "data": PNG_B64}),
         "{content:#}"
     );
+}
+
+#[test]
+fn a_mentioned_picture_is_inline_data_on_the_gemini_wire() {
+    let w = on("gemini", "gemini-test", vec![Reply::text("A dot.")], "");
+    std::fs::write(w.cwd.join("shot.png"), PNG).unwrap();
+    let out = w.run(&["-p", "what is in @shot.png?"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "A dot.\n");
+    let body = &bodies(&w)[0];
+    let parts = &body["contents"][0]["parts"];
+    assert_eq!(
+        parts[0]["text"], "what is in @shot.png?\n\n[attached file: shot.png]",
+        "{body:#}"
+    );
+    assert_eq!(
+        parts[1],
+        json!({"inline_data": {"mime_type": "image/png", "data": PNG_B64}}),
+        "{body:#}"
+    );
+}
+
+#[test]
+fn a_mentioned_picture_is_in_images_on_the_ollama_wire() {
+    let w = on(
+        "ollama",
+        "llava",
+        vec![Reply::text("A dot.")],
+        "vision: true\n",
+    );
+    std::fs::write(w.cwd.join("shot.png"), PNG).unwrap();
+    let out = w.run(&["-p", "what is in @shot.png?"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "A dot.\n");
+    let chat = w
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/api/chat")
+        .expect("a chat request");
+    let user = &chat.body["messages"][1];
+    assert_eq!(user["role"], "user", "{:#}", chat.body);
+    assert_eq!(
+        user["content"],
+        "what is in @shot.png?\n\n[attached file: shot.png]"
+    );
+    assert_eq!(user["images"], json!([PNG_B64]), "{:#}", chat.body);
 }
 
 #[test]
