@@ -141,6 +141,39 @@ fn a_mentioned_picture_is_in_images_on_the_ollama_wire() {
 }
 
 #[test]
+fn a_pasted_picture_path_attaches_without_an_at() {
+    // A terminal pastes a dropped file as its absolute path, quoted when
+    // it has a space; a picture that does not exist stays text.
+    let w = on(
+        "openai-compatible",
+        "test",
+        vec![Reply::text("A dot.")],
+        "vision: true\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("my shot.png");
+    std::fs::write(&shot, PNG).unwrap();
+    let shown = shot.display().to_string();
+    let missing = dir.path().join("gone.png").display().to_string();
+    let question = format!("what is in '{shown}' and {missing}?");
+    let out = w.run(&["-p", &question], None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let user = &messages(&w.chats()[0])[1];
+    assert_eq!(
+        user["content"],
+        json!([
+            {"type": "text", "text": format!("{question}\n\n[attached file: {shown}]")},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG_B64}")}}
+        ])
+    );
+    assert!(
+        stderr.contains(&format!("attached {shown} (an image)")),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_model_that_cannot_see_gets_one_line_instead() {
     let w = on(
         "openai-compatible",

@@ -767,7 +767,7 @@ impl Agent {
         self.rewinder.start_turn(question);
         if !extra.paths.is_empty()
             || !extra.images.is_empty()
-            || !mention::find(question).is_empty()
+            || !mention::attached(question, &self.cwd).is_empty()
         {
             // The window in force sets the budget, and the server's answer
             // says whether the model sees.

@@ -9,6 +9,10 @@
 //! `@my\ file.txt`. An `@` inside a word (`me@example.com`) is not a
 //! mention. Trailing punctuation (`@main.rs,`) is not part of the path
 //! unless the path with it exists.
+//!
+//! A picture's absolute path attaches without the `@`: a terminal pastes
+//! a file dropped on it as its path (`/home/me/shot.png`, quoted or with
+//! `\ ` when it has spaces), and the user meant the picture.
 
 use std::path::Path;
 
@@ -57,26 +61,9 @@ pub fn find(text: &str) -> Vec<Mention> {
                 }
             }
             _ => {
-                let mut chars = text[j..].char_indices().peekable();
-                let mut end = text.len();
-                while let Some((k, c)) = chars.next() {
-                    if c == '\\' {
-                        if let Some(&(_, next)) = chars.peek()
-                            && (next.is_whitespace() || next == '\\')
-                        {
-                            path.push(next);
-                            chars.next();
-                            continue;
-                        }
-                        path.push(c);
-                    } else if c.is_whitespace() {
-                        end = j + k;
-                        break;
-                    } else {
-                        path.push(c);
-                    }
-                }
-                j = end;
+                let (word, len) = escaped_word(&text[j..]);
+                path = word;
+                j += len;
             }
         }
         if !path.is_empty() {
@@ -88,6 +75,65 @@ pub fn find(text: &str) -> Vec<Mention> {
         i = j.max(i + 1);
     }
     found
+}
+
+/// The absolute paths of pictures in `text` written without `@`, as a
+/// terminal pastes a dropped file: `/a/shot.png`, `'/a/my shot.png'`,
+/// `"/a/my shot.png"` or `/a/my\ shot.png`, at the start of a word.
+pub fn pasted(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    let mut at_word_start = true;
+    while let Some(c) = rest.chars().next() {
+        if c.is_whitespace() {
+            at_word_start = true;
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        if !at_word_start {
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        at_word_start = false;
+        let (path, len) = match c {
+            '\'' | '"' if rest[1..].starts_with('/') => match rest[1..].find(c) {
+                Some(end) => (rest[1..=end].to_string(), end + 2),
+                None => (String::new(), 1),
+            },
+            '/' => escaped_word(rest),
+            _ => (String::new(), c.len_utf8()),
+        };
+        let path = path.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']']);
+        if mm_tools::image::media_type(Path::new(path)).is_some()
+            && !found.iter().any(|f| f == path)
+        {
+            found.push(path.to_string());
+        }
+        rest = &rest[len..];
+    }
+    found
+}
+
+/// The word at the start of `text`, `\ ` and `\\` unescaped, and its
+/// length as written.
+fn escaped_word(text: &str) -> (String, usize) {
+    let mut word = String::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((k, c)) = chars.next() {
+        if c == '\\' {
+            if let Some(&(_, next)) = chars.peek()
+                && (next.is_whitespace() || next == '\\')
+            {
+                word.push(next);
+                chars.next();
+                continue;
+            }
+        } else if c.is_whitespace() {
+            return (word, k);
+        }
+        word.push(c);
+    }
+    (word, text.len())
 }
 
 /// Resolve `path` against `cwd`, trimming trailing punctuation when the
@@ -111,11 +157,13 @@ fn existing(cwd: &Path, path: &str) -> Option<String> {
 }
 
 /// The paths `question` attaches: each mentioned path that exists under
-/// `cwd` (or absolutely), once, in order.
+/// `cwd` (or absolutely), then each pasted picture's path that exists,
+/// once, in order.
 pub fn attached(question: &str, cwd: &Path) -> Vec<String> {
     let mut attached: Vec<String> = Vec::new();
-    for mention in find(question) {
-        if let Some(path) = existing(cwd, &mention.path)
+    let mentioned = find(question).into_iter().map(|m| m.path);
+    for written in mentioned.chain(pasted(question)) {
+        if let Some(path) = existing(cwd, &written)
             && !attached.contains(&path)
         {
             attached.push(path);
@@ -335,6 +383,22 @@ mod tests {
         let m = find(r#"look at @src/main.rs and @"my notes.md" and @'a b' and @x\ y.txt"#);
         let paths: Vec<_> = m.iter().map(|m| m.path.as_str()).collect();
         assert_eq!(paths, ["src/main.rs", "my notes.md", "a b", "x y.txt"]);
+    }
+
+    #[test]
+    fn a_pasted_picture_path_is_found_without_an_at() {
+        let text = r#"what is /a/shot.png? and '/b/my shot.JPG' "/c/x y.webp" /d/my\ pic.gif, not /e/notes.md x/f.png a/g.png src/h.png:3 @/i.png"#;
+        assert_eq!(
+            pasted(text),
+            [
+                "/a/shot.png",
+                "/b/my shot.JPG",
+                "/c/x y.webp",
+                "/d/my pic.gif"
+            ]
+        );
+        assert!(pasted("'/unclosed.png").is_empty());
+        assert!(pasted("/a.png /a.png").len() == 1);
     }
 
     #[test]
