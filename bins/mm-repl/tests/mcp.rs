@@ -401,7 +401,7 @@ fn in_ask_mode_an_mcp_tool_asks_like_bash_and_slash_mcp_lists_the_server() {
 }
 
 #[test]
-fn results_are_redacted_keys_stay_out_and_images_are_one_line() {
+fn results_are_redacted_keys_stay_out_and_images_reach_the_model() {
     let Some(everything) = mcp::installed("mcp-server-everything", "results_are_redacted") else {
         return;
     };
@@ -414,7 +414,7 @@ fn results_are_redacted_keys_stay_out_and_images_are_one_line() {
             Reply::text("Seen."),
         ],
         &format!(
-            "mcpServers:\n  everything:\n    command: {}\n    args: [stdio]\n    env: {{MM_TEST_SECRET: {secret}}}\nmcp:\n  startTimeout: 30\n  lazy: never\n",
+            "vision: true\nmcpServers:\n  everything:\n    command: {}\n    args: [stdio]\n    env: {{MM_TEST_SECRET: {secret}}}\nmcp:\n  startTimeout: 30\n  lazy: never\n",
             everything.display()
         ),
     );
@@ -439,14 +439,27 @@ fn results_are_redacted_keys_stay_out_and_images_are_one_line() {
     assert!(!env.contains(secret), "{env}");
     assert!(!env.contains("OPENAI_API_KEY"), "{env}");
     assert!(!env.contains(key), "{env}");
-    let image = messages(&chats[2]).last().unwrap()["content"]
+    // The picture: a line in the tool's result, then the picture itself
+    // in the user message that follows the results.
+    let third = messages(&chats[2]);
+    let n = third.len();
+    let line = third[n - 2]["content"].as_str().unwrap().to_string();
+    assert_eq!(third[n - 2]["role"], "tool");
+    assert!(
+        line.lines()
+            .any(|l| l.starts_with("[image: image/png, ") && l.ends_with(" bytes]")),
+        "{line}"
+    );
+    assert!(line.len() < 1000, "{line}");
+    assert_eq!(third[n - 1]["role"], "user");
+    let url = third[n - 1]["content"][1]["image_url"]["url"]
         .as_str()
-        .unwrap()
-        .to_string();
-    assert!(image.contains("[image: image/png, "), "{image}");
-    assert!(image.contains(" bytes, not shown]"), "{image}");
-    // The picture's data stays out.
-    assert!(image.len() < 1000, "{image}");
+        .unwrap_or_default();
+    assert!(
+        url.starts_with("data:image/png;base64,iVBORw0KGgo"),
+        "{:#}",
+        third[n - 1]
+    );
 }
 
 /// The byte size of a request's `tools` and of the whole body.

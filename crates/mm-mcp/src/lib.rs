@@ -26,7 +26,7 @@ pub use error::McpError;
 pub use hub::{Hub, State, Status};
 pub use rmcp::model::JsonObject;
 pub use server::{Server, Timeouts, ToolDef};
-pub use shape::CallOutput;
+pub use shape::{CallOutput, Picture};
 pub use spec::{MIN_SECRET_LEN, ServerSpec, TransportSpec, expand};
 pub use stdio::{MAX_LINE, kill_all};
 

@@ -1,6 +1,7 @@
-//! A tool result as text for the model: text content as it is, and one
-//! line in place of what a text model cannot read (images, audio,
-//! resources).
+//! A tool result as text for the model: text content as it is, a picture
+//! in a format models read (PNG, JPEG, GIF, WebP) kept beside the text,
+//! and one line in place of what a model cannot read (audio, resources,
+//! other images).
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
@@ -11,13 +12,38 @@ pub struct CallOutput {
     pub text: String,
     /// The server flagged the result as an error (`isError`).
     pub is_error: bool,
+    /// The pictures of the result, in order; the text has a line for each.
+    pub pictures: Vec<Picture>,
 }
+
+/// A picture a tool answered with, as the server sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picture {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub mime_type: String,
+    /// The bytes, base64.
+    pub data: String,
+}
+
+/// The picture formats a model reads.
+const PICTURES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /// Shape a `tools/call` result: each content block on its own, blocks
 /// separated by a newline; `structuredContent` as JSON when there is no
 /// content at all; `(no output)` when there is nothing.
 pub fn shape(result: &CallToolResult) -> CallOutput {
     let mut parts: Vec<String> = result.content.iter().map(block_text).collect();
+    let pictures = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Image(i) if PICTURES.contains(&i.mime_type.as_str()) => Some(Picture {
+                mime_type: i.mime_type.clone(),
+                data: i.data.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
     if parts.is_empty()
         && let Some(structured) = &result.structured_content
         && !structured.is_null()
@@ -32,12 +58,16 @@ pub fn shape(result: &CallToolResult) -> CallOutput {
     CallOutput {
         text,
         is_error: result.is_error.unwrap_or(false),
+        pictures,
     }
 }
 
 fn block_text(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(t) => t.text.clone(),
+        ContentBlock::Image(i) if PICTURES.contains(&i.mime_type.as_str()) => {
+            format!("[image: {}, {} bytes]", i.mime_type, base64_len(&i.data))
+        }
         ContentBlock::Image(i) => format!(
             "[image: {}, {} bytes, not shown]",
             i.mime_type,
@@ -101,6 +131,7 @@ mod tests {
             "content": [
                 {"type": "text", "text": "hello"},
                 {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/tiff"},
                 {"type": "audio", "data": "AAAAAA==", "mimeType": "audio/wav"},
                 {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "abc"}},
                 {"type": "resource", "resource": {"uri": "x:b", "blob": "AAAA", "mimeType": "application/gzip"}},
@@ -112,13 +143,21 @@ mod tests {
         assert_eq!(
             out.text,
             "hello\n\
-             [image: image/png, 3 bytes, not shown]\n\
+             [image: image/png, 3 bytes]\n\
+             [image: image/tiff, 3 bytes, not shown]\n\
              [audio: audio/wav, 4 bytes, not shown]\n\
              [resource: file:///a.txt, 3 characters, not shown]\n\
              [resource: x:b, application/gzip, 3 bytes, not shown]\n\
              [resource link: x:c (c)]"
         );
         assert!(out.is_error);
+        assert_eq!(
+            out.pictures,
+            [Picture {
+                mime_type: "image/png".into(),
+                data: "AAAA".into()
+            }]
+        );
     }
 
     #[test]

@@ -59,7 +59,9 @@ async fn a_good_server_lists_its_tools_and_answers() {
     assert!(!out.is_error);
 
     let out = call(&server, "image", serde_json::json!({})).await.unwrap();
-    assert_eq!(out.text, "[image: image/png, 8 bytes, not shown]");
+    assert_eq!(out.text, "[image: image/png, 8 bytes]");
+    assert_eq!(out.pictures.len(), 1);
+    assert_eq!(out.pictures[0].data, "iVBORw0KGgo=");
     let out = call(&server, "fail", serde_json::json!({})).await.unwrap();
     assert_eq!(out.text, "it failed on purpose");
     assert!(out.is_error);

@@ -394,13 +394,40 @@ impl Tool for McpTool {
                 .await;
             match result {
                 Ok(out) if out.is_error => ToolOutput::fail(out.text),
-                Ok(out) => ToolOutput::ok(out.text),
+                Ok(out) => {
+                    let shown = format!("{}/{}", self.entry.server, self.entry.def.name);
+                    with_pictures(out, &shown).await
+                }
                 Err(line) => {
                     ToolOutput::fail(format!("[error: mcp server {}: {line}]", self.entry.server))
                 }
             }
         })
     }
+}
+
+/// A result's text with its pictures as the model's images, bounded and
+/// scaled like `read_file`'s; a picture that cannot be read adds a line
+/// saying why instead.
+async fn with_pictures(out: mm_mcp::CallOutput, shown: &str) -> ToolOutput {
+    let mut output = ToolOutput::ok(out.text);
+    for picture in out.pictures {
+        let shown = shown.to_owned();
+        let loaded = tokio::task::spawn_blocking(move || {
+            use base64::Engine as _;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(picture.data.trim())
+                .map_err(|e| format!("{shown} is not valid base64: {e}"))?;
+            crate::image::from_bytes(&bytes, &shown)
+        })
+        .await;
+        match loaded {
+            Ok(Ok(image)) => output.images.push(image),
+            Ok(Err(why)) => output.text.push_str(&format!("\n[not shown: {why}]")),
+            Err(e) => output.text.push_str(&format!("\n[not shown: {e}]")),
+        }
+    }
+    output
 }
 
 #[derive(serde::Deserialize)]
