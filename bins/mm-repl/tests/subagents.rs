@@ -447,3 +447,100 @@ fn a_server_with_one_slot_runs_the_children_one_after_the_other() {
     assert_eq!(result_of(&chats[3], "t1"), "first");
     assert_eq!(result_of(&chats[3], "t2"), "second");
 }
+
+#[test]
+fn a_child_whose_steps_outgrow_the_window_is_compacted_and_keeps_its_task() {
+    // A 4000-token window: three long reads take the child past
+    // compact.threshold, so its steps are summarised on its own engine
+    // before its next request, and its task stays.
+    let w = World::new(
+        vec![
+            call(
+                "t1",
+                "task",
+                json!({"description": "read", "prompt": "CHILD-TASK: read the three logs"}),
+            ),
+            call("r1", "read_file", json!({"path": "a.log"})),
+            call("r2", "read_file", json!({"path": "b.log"})),
+            call("r3", "read_file", json!({"path": "c.log"})),
+            Reply::text("CHILD-SUMMARY: a.log and b.log hold only their letters."),
+            Reply::text("The logs hold letters."),
+            Reply::text("ok"),
+        ],
+        "contextWindow: 4000\n",
+    );
+    for (name, letter) in [("a.log", "A"), ("b.log", "B"), ("c.log", "C")] {
+        let line = format!("{}\n", letter.repeat(60));
+        std::fs::write(w.cwd.join(name), line.repeat(100)).unwrap();
+    }
+    let out = w.run(&["-p", QUESTION, "--output-format", "json"], None);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let chats = w.chats();
+    assert_eq!(chats.len(), 7, "{chats:#?}");
+    // The summary request: no tools, the child's older steps.
+    let summary = &chats[4];
+    assert!(declared(summary).is_empty());
+    let asked = common::all_text(summary);
+    for seen in ["CHILD-TASK", "AAAA", "BBBB", "CCCC"] {
+        assert!(asked.contains(seen), "{seen} not in {asked}");
+    }
+    // The child's next request: the summary and the task, not the reads
+    // (the latest alone is longer than what a 4000-token window keeps).
+    let next = common::all_text(&chats[5]);
+    assert!(next.contains("CHILD-SUMMARY"), "{next}");
+    assert!(next.contains("CHILD-TASK"), "{next}");
+    assert!(!next.contains("AAAA") && !next.contains("CCCC"), "{next}");
+    assert!(next.len() < 2000, "{next}");
+    assert_eq!(result_of(&chats[6], "t1"), "The logs hold letters.");
+    let notices: Vec<String> = events(&out.stdout)
+        .iter()
+        .filter(|e| e["type"] == "notice")
+        .map(|e| e.to_string())
+        .collect();
+    assert!(
+        notices.iter().any(|n| n.contains("compacted: ")),
+        "{notices:?}"
+    );
+}
+
+#[test]
+fn a_child_request_the_server_refuses_as_too_long_is_compacted_and_sent_again() {
+    let w = World::new(
+        vec![
+            call(
+                "t1",
+                "task",
+                json!({"description": "read", "prompt": "CHILD-TASK: read the log"}),
+            ),
+            call("r1", "read_file", json!({"path": "a.log"})),
+            Reply::status(400, "This model's maximum context length is 3000 tokens"),
+            Reply::text("CHILD-SUMMARY: a.log holds only As."),
+            Reply::text("The log holds As."),
+            Reply::text("ok"),
+        ],
+        "contextWindow: 4000\n",
+    );
+    let line = format!("{}\n", "A".repeat(60));
+    std::fs::write(w.cwd.join("a.log"), line.repeat(100)).unwrap();
+    let out = w.run(&["-p", QUESTION, "--output-format", "json"], None);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", text(&out.stderr));
+    let chats = w.chats();
+    assert_eq!(chats.len(), 6, "{chats:#?}");
+    assert!(
+        declared(&chats[3]).is_empty(),
+        "the summary request has no tools"
+    );
+    // Sent again: the summary and the task instead of the read.
+    let again = common::all_text(&chats[4]);
+    assert!(
+        again.contains("CHILD-SUMMARY") && again.contains("CHILD-TASK"),
+        "{again}"
+    );
+    assert!(!again.contains("AAAA"), "{again}");
+    assert_eq!(result_of(&chats[5], "t1"), "The log holds As.");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("did not fit the model's window; compacted: "),
+        "{stdout}"
+    );
+}

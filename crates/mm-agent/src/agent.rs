@@ -1329,10 +1329,23 @@ impl Agent {
         if !compact::shortens(&self.history, cut) {
             return Err("the conversation is already short".into());
         }
-        let summary_tokens = (window / 4)
-            .min(self.history_room() / 2)
-            .min(self.config.max_tokens);
-        if summary_tokens < compact::MIN_SUMMARY_TOKENS {
+        let budget = compact::Budget {
+            window,
+            history_room: self.history_room(),
+            max_tokens: self.config.max_tokens,
+            ratio: self.ratio,
+        };
+        let summary = if budget.summary_tokens() >= compact::MIN_SUMMARY_TOKENS {
+            sink.event(Event::Status {
+                text: "Compacting".into(),
+            });
+            let engine = self.side_engine().await;
+            let history = &self.history;
+            compact::summarise(&engine, history, cut, &self.system, focus, budget, cancel).await?
+        } else {
+            None
+        };
+        let Some(summary) = summary else {
             // No room for a summary beside the system prompt and the tools:
             // the older messages go, the question stays.
             self.history = compact::rebuild_without_summary(&self.history, cut);
@@ -1345,52 +1358,7 @@ impl Agent {
                  no room for a summary beside mm's prompt and tools (about {} tokens)",
                 compact::estimate_tokens(self.fixed_chars(), self.ratio)
             ));
-        }
-        let instruction = compact::instruction(focus);
-        let chars_of = |tokens: u64| -> usize {
-            let per_char = self.ratio.unwrap_or(0.25);
-            (tokens as f64 / per_char) as usize
         };
-        let summary_chars = chars_of(summary_tokens);
-        // What one request may carry: nine tenths of the window, less the
-        // answer's room.
-        let input = chars_of((window * 9 / 10).saturating_sub(summary_tokens));
-        // The session's own system prompt keeps the server's cached prefix
-        // when it takes a small part of the room; on a small window a
-        // short one leaves the room to the history.
-        let system = if self.system.len() <= input / 10 {
-            self.system.clone()
-        } else {
-            compact::SUMMARY_SYSTEM.to_owned()
-        };
-        let fixed = system.len() + instruction.len() + compact::SUMMARY_SO_FAR.len();
-        let engine = self.side_engine().await.with_max_tokens(summary_tokens);
-        sink.event(Event::Status {
-            text: "Compacting".into(),
-        });
-        let mut summary: Option<String> = None;
-        let mut from = 0;
-        while from < cut {
-            let room = input
-                .saturating_sub(fixed + summary.as_ref().map_or(0, String::len))
-                .max(400);
-            let (to, piece) = compact::next_piece(&self.history, from, cut, room);
-            let mut messages = vec![Message::system(system.clone())];
-            if let Some(so_far) = &summary {
-                messages.push(Message::user(format!(
-                    "{}{so_far}",
-                    compact::SUMMARY_SO_FAR
-                )));
-            }
-            messages.extend(piece);
-            let text = engine
-                .summarize(&messages, &instruction, cancel)
-                .await
-                .map_err(|e| e.error.to_string())?;
-            summary = Some(compact::elide(text.trim(), summary_chars));
-            from = to;
-        }
-        let summary = summary.unwrap_or_default();
         self.history = compact::rebuild(&self.history, cut, &summary);
         self.in_context = compact::estimate_tokens(self.request_chars(), self.ratio);
         let tokens = compact::estimate_tokens(summary.len(), self.ratio);

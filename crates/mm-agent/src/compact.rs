@@ -5,7 +5,8 @@
 //! separates a tool call from its result, and the question being worked on
 //! is never lost.
 
-use mm_engine::Message;
+use mm_engine::{Engine, Message};
+use tokio_util::sync::CancellationToken;
 
 /// The fixed prefix of the user message that carries a summary.
 pub const SUMMARY_PREFIX: &str =
@@ -231,6 +232,107 @@ pub fn rebuild_without_summary(history: &[Message], cut: usize) -> Vec<Message> 
     }
     out.extend_from_slice(tail);
     out
+}
+
+/// Characters of what every request carries: the system prompt and the
+/// tool declarations.
+pub fn fixed_chars(system: &str, decls: &[mm_engine::ToolDecl]) -> usize {
+    system.len()
+        + decls
+            .iter()
+            .map(|d| d.name.len() + d.description.len() + d.parameters.to_string().len())
+            .sum::<usize>()
+}
+
+/// What a summary may take, in tokens: the window, the room a compacted
+/// history has beside the fixed part, the longest answer asked for
+/// (`maxTokens`), and the tokens per character last measured.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// The model's window.
+    pub window: u64,
+    /// What a compacted history may hold beside the system prompt and
+    /// the tools, an eighth of the window left for the answer.
+    pub history_room: u64,
+    /// `maxTokens`.
+    pub max_tokens: u64,
+    /// Tokens per character, as the server last counted.
+    pub ratio: Option<f64>,
+}
+
+impl Budget {
+    /// The room a compacted history has in `window` beside a fixed part of
+    /// `fixed_chars`.
+    pub fn history_room(window: u64, fixed_chars: usize, ratio: Option<f64>) -> u64 {
+        window.saturating_sub(estimate_tokens(fixed_chars, ratio) + window / 8)
+    }
+
+    /// How long a summary may be; below [`MIN_SUMMARY_TOKENS`] there is no
+    /// room for one.
+    pub fn summary_tokens(&self) -> u64 {
+        (self.window / 4)
+            .min(self.history_room / 2)
+            .min(self.max_tokens)
+    }
+
+    fn chars_of(&self, tokens: u64) -> usize {
+        (tokens as f64 / self.ratio.unwrap_or(0.25)) as usize
+    }
+}
+
+/// The summary of `history[..cut]` from `engine`, in requests that fit the
+/// window however long the history is: the older part piece by piece,
+/// oldest first, each piece with the summary so far, old tool output cut
+/// short; each summary asked to be, and cut to, at most
+/// [`Budget::summary_tokens`]. `system` is the session's system prompt,
+/// sent when it takes a small part of the room (the server's cached prefix
+/// stays). `None` when the window leaves no room for a summary.
+pub async fn summarise(
+    engine: &Engine,
+    history: &[Message],
+    cut: usize,
+    system: &str,
+    focus: Option<&str>,
+    budget: Budget,
+    cancel: &CancellationToken,
+) -> Result<Option<String>, String> {
+    let summary_tokens = budget.summary_tokens();
+    if summary_tokens < MIN_SUMMARY_TOKENS {
+        return Ok(None);
+    }
+    let instruction = instruction(focus);
+    let summary_chars = budget.chars_of(summary_tokens);
+    // What one request may carry: nine tenths of the window, less the
+    // answer's room.
+    let input = budget.chars_of((budget.window * 9 / 10).saturating_sub(summary_tokens));
+    let system = if system.len() <= input / 10 {
+        system
+    } else {
+        SUMMARY_SYSTEM
+    };
+    let fixed = system.len() + instruction.len() + SUMMARY_SO_FAR.len();
+    let engine = engine.with_max_tokens(summary_tokens);
+    let mut summary: Option<String> = None;
+    let mut from = 0;
+    let cut = cut.min(history.len());
+    while from < cut {
+        let room = input
+            .saturating_sub(fixed + summary.as_ref().map_or(0, String::len))
+            .max(400);
+        let (to, piece) = next_piece(history, from, cut, room);
+        let mut messages = vec![Message::system(system.to_owned())];
+        if let Some(so_far) = &summary {
+            messages.push(Message::user(format!("{SUMMARY_SO_FAR}{so_far}")));
+        }
+        messages.extend(piece);
+        let text = engine
+            .summarize(&messages, &instruction, cancel)
+            .await
+            .map_err(|e| e.error.to_string())?;
+        summary = Some(elide(text.trim(), summary_chars));
+        from = to;
+    }
+    Ok(Some(summary.unwrap_or_default()))
 }
 
 #[cfg(test)]

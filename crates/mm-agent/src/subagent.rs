@@ -18,7 +18,9 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use mm_config::Config;
-use mm_engine::{Engine, Message, StreamEvent, ToolDecl, Usage};
+use mm_engine::{Engine, EngineError, GenerateError, Message, StreamEvent, ToolDecl, Usage};
+
+use crate::compact;
 use mm_tools::tool::{Described, Plan, Subject, Tool, ToolContext, ToolOutput, ToolRow, ToolSpec};
 use mm_tools::toolbox::{CallOutcome, Toolbox, ToolboxSettings};
 use mm_ui::{Counters, Decision, Event, PlanReview, Sink, ToolInfo, TurnOutcome};
@@ -452,9 +454,27 @@ async fn run_child(
     };
     let cancel = &ctx.cancel;
     let max_turns = host.config.max_turns.max(1);
-    for request in 1..=max_turns {
+    let mut compacted_for_length = false;
+    let mut request = 0;
+    while request < max_turns {
+        request += 1;
         if cancel.is_cancelled() {
             return cancelled(run);
+        }
+        if request > 1
+            && let Some(text) = compact_child(
+                &engine,
+                &mut run,
+                &system,
+                &decls,
+                &host.config,
+                false,
+                cancel,
+                sink,
+            )
+            .await
+        {
+            sink.event(Event::Notice { text });
         }
         sink.event(Event::Status {
             text: "Thinking".into(),
@@ -482,6 +502,33 @@ async fn run_child(
         };
         let generation = match generated {
             Ok(g) => g,
+            Err(GenerateError {
+                error: EngineError::ContextLength { .. },
+                ..
+            }) if !compacted_for_length
+                && let Some(text) = compact_child(
+                    &engine,
+                    &mut run,
+                    &system,
+                    &decls,
+                    &host.config,
+                    true,
+                    cancel,
+                    sink,
+                )
+                .await =>
+            {
+                // Once, like the session: the request did not fit, so the
+                // older steps are summarised and it is sent again.
+                compacted_for_length = true;
+                request -= 1;
+                sink.event(Event::Notice {
+                    text: format!(
+                        "the request did not fit the model's window; {text}; sending it again"
+                    ),
+                });
+                continue;
+            }
             Err(e) => {
                 let error = e.error.turn_error();
                 run.answer = format!("[subagent {} failed: {error}]", agent.name);
@@ -550,6 +597,59 @@ async fn run_child(
     );
     run.outcome = TurnOutcome::MaxTurns;
     run
+}
+
+/// Compact the child's history, like the session's, when its next request
+/// passes `compact.threshold` of the window, or at once when `force` (the
+/// server refused a request as too long): the older steps summarised on
+/// the child's own engine, the latest ones and its task kept; without room
+/// for a summary, or when the summary fails, the older steps are dropped.
+/// The notice line, or `None` when nothing would shorten.
+#[allow(clippy::too_many_arguments)]
+async fn compact_child(
+    engine: &Engine,
+    run: &mut Run,
+    system: &str,
+    decls: &[ToolDecl],
+    config: &Config,
+    force: bool,
+    cancel: &tokio_util::sync::CancellationToken,
+    sink: &Arc<dyn Sink>,
+) -> Option<String> {
+    let window = engine.window().tokens;
+    let fixed = compact::fixed_chars(system, decls);
+    let history: usize = run.messages.iter().map(compact::message_chars).sum();
+    let estimate = compact::estimate_tokens(fixed + history, None);
+    if !force && estimate as f64 <= config.compact.threshold * window as f64 {
+        return None;
+    }
+    let history_room = compact::Budget::history_room(window, fixed, None);
+    let keep = config.keep_recent_tokens(window).min(history_room / 2);
+    let cut = compact::cut_index(&run.messages, keep, None);
+    if !compact::shortens(&run.messages, cut) {
+        return None;
+    }
+    let budget = compact::Budget {
+        window,
+        history_room,
+        max_tokens: config.max_tokens,
+        ratio: None,
+    };
+    sink.event(Event::Status {
+        text: "Compacting".into(),
+    });
+    let summary =
+        compact::summarise(engine, &run.messages, cut, system, None, budget, cancel).await;
+    Some(match summary {
+        Ok(Some(summary)) => {
+            run.messages = compact::rebuild(&run.messages, cut, &summary);
+            format!("compacted: {cut} messages → a summary")
+        }
+        Ok(None) | Err(_) => {
+            run.messages = compact::rebuild_without_summary(&run.messages, cut);
+            format!("compacted: {cut} messages dropped")
+        }
+    })
 }
 
 fn cancelled(mut run: Run) -> Run {

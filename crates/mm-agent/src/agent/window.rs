@@ -133,12 +133,7 @@ impl Agent {
     /// Characters of what every request carries: the system prompt and the
     /// tool declarations.
     pub(super) fn fixed_chars(&self) -> usize {
-        self.system.len()
-            + self
-                .decls
-                .iter()
-                .map(|d| d.name.len() + d.description.len() + d.parameters.to_string().len())
-                .sum::<usize>()
+        compact::fixed_chars(&self.system, &self.decls)
     }
 
     pub(super) fn history_chars(&self) -> usize {
@@ -150,9 +145,7 @@ impl Agent {
     /// for the latest exchanges kept verbatim. On a window that barely
     /// holds mm's prompt and tools this is nothing.
     pub(super) fn history_room(&self) -> u64 {
-        let window = self.engine.window().tokens;
-        let fixed = compact::estimate_tokens(self.fixed_chars(), self.ratio);
-        window.saturating_sub(fixed + window / 8)
+        compact::Budget::history_room(self.engine.window().tokens, self.fixed_chars(), self.ratio)
     }
 
     /// What compaction may keep verbatim: `compact.keepRecent` (capped at
