@@ -454,6 +454,14 @@ async fn run_child(
     };
     let cancel = &ctx.cancel;
     let max_turns = host.config.max_turns.max(1);
+    let fit = Fit {
+        engine: &engine,
+        system: &system,
+        decls: &decls,
+        config: &host.config,
+        cancel,
+        sink,
+    };
     let mut compacted_for_length = false;
     let mut request = 0;
     while request < max_turns {
@@ -462,17 +470,7 @@ async fn run_child(
             return cancelled(run);
         }
         if request > 1
-            && let Some(text) = compact_child(
-                &engine,
-                &mut run,
-                &system,
-                &decls,
-                &host.config,
-                false,
-                cancel,
-                sink,
-            )
-            .await
+            && let Some(text) = fit.compact(&mut run, false).await
         {
             sink.event(Event::Notice { text });
         }
@@ -505,19 +503,7 @@ async fn run_child(
             Err(GenerateError {
                 error: EngineError::ContextLength { .. },
                 ..
-            }) if !compacted_for_length
-                && let Some(text) = compact_child(
-                    &engine,
-                    &mut run,
-                    &system,
-                    &decls,
-                    &host.config,
-                    true,
-                    cancel,
-                    sink,
-                )
-                .await =>
-            {
+            }) if !compacted_for_length && let Some(text) = fit.compact(&mut run, true).await => {
                 // Once, like the session: the request did not fit, so the
                 // older steps are summarised and it is sent again.
                 compacted_for_length = true;
@@ -599,57 +585,70 @@ async fn run_child(
     run
 }
 
-/// Compact the child's history, like the session's, when its next request
-/// passes `compact.threshold` of the window, or at once when `force` (the
-/// server refused a request as too long): the older steps summarised on
-/// the child's own engine, the latest ones and its task kept; without room
-/// for a summary, or when the summary fails, the older steps are dropped.
-/// The notice line, or `None` when nothing would shorten.
-#[allow(clippy::too_many_arguments)]
-async fn compact_child(
-    engine: &Engine,
-    run: &mut Run,
-    system: &str,
-    decls: &[ToolDecl],
-    config: &Config,
-    force: bool,
-    cancel: &tokio_util::sync::CancellationToken,
-    sink: &Arc<dyn Sink>,
-) -> Option<String> {
-    let window = engine.window().tokens;
-    let fixed = compact::fixed_chars(system, decls);
-    let history: usize = run.messages.iter().map(compact::message_chars).sum();
-    let estimate = compact::estimate_tokens(fixed + history, None);
-    if !force && estimate as f64 <= config.compact.threshold * window as f64 {
-        return None;
-    }
-    let history_room = compact::Budget::history_room(window, fixed, None);
-    let keep = config.keep_recent_tokens(window).min(history_room / 2);
-    let cut = compact::cut_index(&run.messages, keep, None);
-    if !compact::shortens(&run.messages, cut) {
-        return None;
-    }
-    let budget = compact::Budget {
-        window,
-        history_room,
-        max_tokens: config.max_tokens,
-        ratio: None,
-    };
-    sink.event(Event::Status {
-        text: "Compacting".into(),
-    });
-    let summary =
-        compact::summarise(engine, &run.messages, cut, system, None, budget, cancel).await;
-    Some(match summary {
-        Ok(Some(summary)) => {
-            run.messages = compact::rebuild(&run.messages, cut, &summary);
-            format!("compacted: {cut} messages → a summary")
+/// What a child's compaction works with: its engine, system prompt and
+/// declarations, the settings, and its turn's cancel and sink.
+struct Fit<'a> {
+    engine: &'a Engine,
+    system: &'a str,
+    decls: &'a [ToolDecl],
+    config: &'a Config,
+    cancel: &'a tokio_util::sync::CancellationToken,
+    sink: &'a Arc<dyn Sink>,
+}
+
+impl Fit<'_> {
+    /// Compact the child's history, like the session's, when its next
+    /// request passes `compact.threshold` of the window, or at once when
+    /// `force` (the server refused a request as too long): the older steps
+    /// summarised on the child's own engine, the latest ones and its task
+    /// kept; without room for a summary, or when the summary fails, the
+    /// older steps are dropped. The notice line, or `None` when nothing
+    /// would shorten.
+    async fn compact(&self, run: &mut Run, force: bool) -> Option<String> {
+        let window = self.engine.window().tokens;
+        let fixed = compact::fixed_chars(self.system, self.decls);
+        let history: usize = run.messages.iter().map(compact::message_chars).sum();
+        let estimate = compact::estimate_tokens(fixed + history, None);
+        if !force && estimate as f64 <= self.config.compact.threshold * window as f64 {
+            return None;
         }
-        Ok(None) | Err(_) => {
-            run.messages = compact::rebuild_without_summary(&run.messages, cut);
-            format!("compacted: {cut} messages dropped")
+        let history_room = compact::Budget::history_room(window, fixed, None);
+        let keep = self.config.keep_recent_tokens(window).min(history_room / 2);
+        let cut = compact::cut_index(&run.messages, keep, None);
+        if !compact::shortens(&run.messages, cut) {
+            return None;
         }
-    })
+        let budget = compact::Budget {
+            window,
+            history_room,
+            max_tokens: self.config.max_tokens,
+            ratio: None,
+        };
+        self.sink.event(Event::Status {
+            text: "Compacting".into(),
+        });
+        let history = &run.messages;
+        let summary = compact::summarise(
+            self.engine,
+            history,
+            cut,
+            self.system,
+            None,
+            budget,
+            self.cancel,
+        )
+        .await;
+        Some(match summary {
+            Ok(Some(summary)) => {
+                run.messages = compact::rebuild(&run.messages, cut, &summary);
+                format!("compacted: {cut} messages → a summary")
+            }
+            Ok(None) | Err(_) => {
+                run.messages = compact::rebuild_without_summary(&run.messages, cut);
+                format!("compacted: {cut} messages dropped")
+            }
+        })
+    }
 }
 
 fn cancelled(mut run: Run) -> Run {
