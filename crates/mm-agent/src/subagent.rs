@@ -232,6 +232,7 @@ impl Task {
     }
 }
 
+#[async_trait::async_trait]
 impl Tool for Task {
     fn row(&self) -> &ToolRow {
         &ROW
@@ -259,85 +260,72 @@ impl Tool for Task {
         }
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let args: Args = mm_tools::tool::parse_args(NAME, args)?;
-            if args.prompt.trim().is_empty() {
-                return Err(mm_tools::tool::invalid_args(NAME, "the prompt is empty"));
-            }
-            let agent = self.agent(args.agent.as_deref())?;
-            let _ = ctx;
-            let title = if args.description.trim().is_empty() {
-                agent.name.clone()
-            } else {
-                format!("{} ({})", args.description.trim(), agent.name)
-            };
-            Ok(ROW.plan(title))
-        })
+    async fn plan(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Plan, String> {
+        let args: Args = mm_tools::tool::parse_args(NAME, args)?;
+        if args.prompt.trim().is_empty() {
+            return Err(mm_tools::tool::invalid_args(NAME, "the prompt is empty"));
+        }
+        let agent = self.agent(args.agent.as_deref())?;
+        let _ = ctx;
+        let title = if args.description.trim().is_empty() {
+            agent.name.clone()
+        } else {
+            format!("{} ({})", args.description.trim(), agent.name)
+        };
+        Ok(ROW.plan(title))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let args: Args = match mm_tools::tool::parse_args(NAME, args) {
-                Ok(a) => a,
-                Err(e) => return ToolOutput::fail(e),
-            };
-            let agent = match self.agent(args.agent.as_deref()) {
-                Ok(a) => a.clone(),
-                Err(e) => return ToolOutput::fail(e),
-            };
-            let Some(host) = lock(&self.subagents.host).clone() else {
-                return ToolOutput::fail("[error: subagents are not available here]");
-            };
-            let limit = lock(&self.subagents.limit).clone();
-            let sink: Arc<dyn Sink> = Arc::new(ChildSink {
-                parent: ctx.sink.clone(),
-                call: ctx.call_id.clone(),
-                agent: agent.name.clone(),
-            });
-            sink.event(Event::Status {
-                text: "Waiting for a free slot".into(),
-            });
-            let _permit = tokio::select! {
-                p = limit.acquire_owned() => p.ok(),
-                _ = ctx.cancel.cancelled() => return ToolOutput::fail(mm_tools::NOT_RUN),
-            };
-            let slot = host.child_slots.map(|n| {
-                let k = self
-                    .subagents
-                    .started
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                1 + k % n.max(1)
-            });
-            let run = run_child(&host, &agent, &args.prompt, slot, ctx, &sink).await;
-            sink.event(Event::TurnEnd {
-                outcome: run.outcome.clone(),
-                counters: run.counters,
-                prompt_tokens: run.usage.prompt_tokens,
-                completion_tokens: run.usage.completion_tokens,
-                cached_tokens: run.usage.cached_tokens,
-            });
-            lock(&self.subagents.done).push(mm_store::Subagent {
-                call_id: ctx.call_id.clone(),
-                agent: agent.name.clone(),
-                messages: run.messages,
-                usage: run.usage,
-            });
-            if run.outcome == TurnOutcome::Done {
-                ToolOutput::ok(run.answer)
-            } else {
-                ToolOutput::fail(run.answer)
-            }
-        })
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        let args: Args = match mm_tools::tool::parse_args(NAME, args) {
+            Ok(a) => a,
+            Err(e) => return ToolOutput::fail(e),
+        };
+        let agent = match self.agent(args.agent.as_deref()) {
+            Ok(a) => a.clone(),
+            Err(e) => return ToolOutput::fail(e),
+        };
+        let Some(host) = lock(&self.subagents.host).clone() else {
+            return ToolOutput::fail("[error: subagents are not available here]");
+        };
+        let limit = lock(&self.subagents.limit).clone();
+        let sink: Arc<dyn Sink> = Arc::new(ChildSink {
+            parent: ctx.sink.clone(),
+            call: ctx.call_id.clone(),
+            agent: agent.name.clone(),
+        });
+        sink.event(Event::Status {
+            text: "Waiting for a free slot".into(),
+        });
+        let _permit = tokio::select! {
+            p = limit.acquire_owned() => p.ok(),
+            _ = ctx.cancel.cancelled() => return ToolOutput::fail(mm_tools::NOT_RUN),
+        };
+        let slot = host.child_slots.map(|n| {
+            let k = self
+                .subagents
+                .started
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            1 + k % n.max(1)
+        });
+        let run = run_child(&host, &agent, &args.prompt, slot, ctx, &sink).await;
+        sink.event(Event::TurnEnd {
+            outcome: run.outcome.clone(),
+            counters: run.counters,
+            prompt_tokens: run.usage.prompt_tokens,
+            completion_tokens: run.usage.completion_tokens,
+            cached_tokens: run.usage.cached_tokens,
+        });
+        lock(&self.subagents.done).push(mm_store::Subagent {
+            call_id: ctx.call_id.clone(),
+            agent: agent.name.clone(),
+            messages: run.messages,
+            usage: run.usage,
+        });
+        if run.outcome == TurnOutcome::Done {
+            ToolOutput::ok(run.answer)
+        } else {
+            ToolOutput::fail(run.answer)
+        }
     }
 }
 
@@ -674,6 +662,7 @@ fn close(messages: &mut Vec<Message>, calls: &[mm_engine::ToolCall]) {
 /// things is refused before it is planned.
 struct ReadOnly(Arc<dyn Tool>);
 
+#[async_trait::async_trait]
 impl Tool for ReadOnly {
     fn row(&self) -> &ToolRow {
         self.0.row()
@@ -691,11 +680,7 @@ impl Tool for ReadOnly {
         self.0.subject(args, ctx)
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
+    async fn plan(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Plan, String> {
         let reads = match self.0.subject(args, ctx) {
             Subject::Command(line) => {
                 mm_policy::readonly::read_only(&mm_policy::shell::analyse(&line, &ctx.cwd))
@@ -703,19 +688,14 @@ impl Tool for ReadOnly {
             _ => false,
         };
         if reads {
-            self.0.plan(args, ctx)
+            self.0.plan(args, ctx).await
         } else {
-            Box::pin(async { Err(READ_ONLY.to_owned()) })
+            Err(READ_ONLY.to_owned())
         }
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        self.0.run(args, plan, ctx)
+    async fn run(&self, args: &serde_json::Value, plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        self.0.run(args, plan, ctx).await
     }
 }
 

@@ -34,7 +34,6 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use mm_policy::{Confinement, Sandbox};
 use mm_types::{Event, ToolFamily, ToolKind};
 use serde::Deserialize;
@@ -554,6 +553,7 @@ pub fn signal_name(sig: i32) -> String {
     name.to_string()
 }
 
+#[async_trait::async_trait]
 impl Tool for Bash {
     fn row(&self) -> &ToolRow {
         &ROW
@@ -591,33 +591,20 @@ impl Tool for Bash {
         }
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let args: BashArgs = parse_args(&ROW.name, args)?;
-            Ok(ROW.plan(args.command))
-        })
+    async fn plan(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Result<Plan, String> {
+        let args: BashArgs = parse_args(&ROW.name, args)?;
+        Ok(ROW.plan(args.command))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            match parse_args::<BashArgs>(&ROW.name, args) {
-                Ok(args) if args.background => match &self.jobs {
-                    Some(jobs) => self.start_job(jobs, &args.command, ctx).await,
-                    None => ToolOutput::fail(NO_BACKGROUND),
-                },
-                Ok(args) => self.run_command(&args.command, ctx).await,
-                Err(text) => ToolOutput::fail(text),
-            }
-        })
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        match parse_args::<BashArgs>(&ROW.name, args) {
+            Ok(args) if args.background => match &self.jobs {
+                Some(jobs) => self.start_job(jobs, &args.command, ctx).await,
+                None => ToolOutput::fail(NO_BACKGROUND),
+            },
+            Ok(args) => self.run_command(&args.command, ctx).await,
+            Err(text) => ToolOutput::fail(text),
+        }
     }
 }
 

@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 
-use futures::future::BoxFuture;
 use mm_types::{AgentMode, Event, PlanReview};
 use serde::Deserialize;
 
@@ -45,6 +44,7 @@ pub fn accepted_text(mode: AgentMode) -> String {
     )
 }
 
+#[async_trait::async_trait]
 impl Tool for ExitPlan {
     fn row(&self) -> &ToolRow {
         &ROW
@@ -65,67 +65,54 @@ impl Tool for ExitPlan {
         mode == AgentMode::Plan
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let a: Args = parse_args(&ROW.name, args)?;
-            if a.plan.trim().is_empty() {
-                return Err(crate::tool::invalid_args(&ROW.name, "the plan is empty"));
-            }
-            if ctx.permissions.mode() != AgentMode::Plan {
-                return Err(format!(
-                    "plan mode is off (mode: {}): carry the plan out",
-                    ctx.permissions.mode()
-                ));
-            }
-            Ok(ROW.plan(ROW.name.to_string()))
-        })
+    async fn plan(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Plan, String> {
+        let a: Args = parse_args(&ROW.name, args)?;
+        if a.plan.trim().is_empty() {
+            return Err(crate::tool::invalid_args(&ROW.name, "the plan is empty"));
+        }
+        if ctx.permissions.mode() != AgentMode::Plan {
+            return Err(format!(
+                "plan mode is off (mode: {}): carry the plan out",
+                ctx.permissions.mode()
+            ));
+        }
+        Ok(ROW.plan(ROW.name.to_string()))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let plan = match parse_args::<Args>(&ROW.name, args) {
-                Ok(a) => a.plan,
-                Err(text) => return ToolOutput::fail(text),
-            };
-            let review = tokio::select! {
-                r = ctx.sink.review_plan(&plan) => r,
-                _ = ctx.cancel.cancelled() => PlanReview::Cancelled,
-            };
-            match review {
-                PlanReview::Proceed(mode) => {
-                    let mode = if mode == AgentMode::Plan {
-                        AgentMode::Ask
-                    } else {
-                        mode
-                    };
-                    ctx.permissions.set_mode(mode);
-                    ctx.sink.event(Event::Mode { mode });
-                    ToolOutput::ok(accepted_text(mode))
-                }
-                PlanReview::Stay(comment) => ToolOutput::ok(match comment {
-                    Some(c) if !c.trim().is_empty() => {
-                        format!("{STAY}\nThe user says: {}", c.trim())
-                    }
-                    _ => STAY.to_owned(),
-                }),
-                PlanReview::Cancelled => {
-                    ctx.cancel.cancel();
-                    ToolOutput::fail(crate::NOT_RUN)
-                }
-                PlanReview::Unavailable => {
-                    ctx.permissions.end_turn_with(plan);
-                    ToolOutput::ok(ANSWERED)
-                }
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        let plan = match parse_args::<Args>(&ROW.name, args) {
+            Ok(a) => a.plan,
+            Err(text) => return ToolOutput::fail(text),
+        };
+        let review = tokio::select! {
+            r = ctx.sink.review_plan(&plan) => r,
+            _ = ctx.cancel.cancelled() => PlanReview::Cancelled,
+        };
+        match review {
+            PlanReview::Proceed(mode) => {
+                let mode = if mode == AgentMode::Plan {
+                    AgentMode::Ask
+                } else {
+                    mode
+                };
+                ctx.permissions.set_mode(mode);
+                ctx.sink.event(Event::Mode { mode });
+                ToolOutput::ok(accepted_text(mode))
             }
-        })
+            PlanReview::Stay(comment) => ToolOutput::ok(match comment {
+                Some(c) if !c.trim().is_empty() => {
+                    format!("{STAY}\nThe user says: {}", c.trim())
+                }
+                _ => STAY.to_owned(),
+            }),
+            PlanReview::Cancelled => {
+                ctx.cancel.cancel();
+                ToolOutput::fail(crate::NOT_RUN)
+            }
+            PlanReview::Unavailable => {
+                ctx.permissions.end_turn_with(plan);
+                ToolOutput::ok(ANSWERED)
+            }
+        }
     }
 }

@@ -17,7 +17,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-use futures::future::BoxFuture;
 use globset::GlobBuilder;
 use ignore::WalkState;
 use serde::Deserialize;
@@ -62,6 +61,7 @@ impl Args {
     }
 }
 
+#[async_trait::async_trait]
 impl Tool for Glob {
     fn row(&self) -> &ToolRow {
         &ROW
@@ -87,31 +87,18 @@ impl Tool for Glob {
         crate::grep::search_subject(args, ctx)
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let a = Args::parse(args)?;
-            walk::plan(&ROW, a.pattern, a.path.as_deref(), &ctx.cwd)
-        })
+    async fn plan(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Plan, String> {
+        let a = Args::parse(args)?;
+        walk::plan(&ROW, a.pattern, a.path.as_deref(), &ctx.cwd)
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let a = match Args::parse(args) {
-                Ok(a) => a,
-                Err(text) => return ToolOutput::fail(text),
-            };
-            let ctx2 = ctx.clone();
-            walk::run_blocking(&ctx.cancel, move |stop| list(&a, &ctx2, stop)).await
-        })
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        let a = match Args::parse(args) {
+            Ok(a) => a,
+            Err(text) => return ToolOutput::fail(text),
+        };
+        let ctx2 = ctx.clone();
+        walk::run_blocking(&ctx.cancel, move |stop| list(&a, &ctx2, stop)).await
     }
 }
 

@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use futures::future::BoxFuture;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::WalkState;
@@ -105,6 +104,7 @@ impl Args {
     }
 }
 
+#[async_trait::async_trait]
 impl Tool for Grep {
     fn row(&self) -> &ToolRow {
         &ROW
@@ -135,32 +135,19 @@ impl Tool for Grep {
         search_subject(args, ctx)
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let a = Args::parse(args)?;
-            walk::plan(&ROW, a.pattern, a.path.as_deref(), &ctx.cwd)
-        })
+    async fn plan(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Plan, String> {
+        let a = Args::parse(args)?;
+        walk::plan(&ROW, a.pattern, a.path.as_deref(), &ctx.cwd)
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let a = match Args::parse(args) {
-                Ok(a) => a,
-                Err(text) => return ToolOutput::fail(text),
-            };
-            let ctx2 = ctx.clone();
-            let secrets = self.secrets.clone();
-            walk::run_blocking(&ctx.cancel, move |stop| search(&a, &ctx2, &secrets, stop)).await
-        })
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        let a = match Args::parse(args) {
+            Ok(a) => a,
+            Err(text) => return ToolOutput::fail(text),
+        };
+        let ctx2 = ctx.clone();
+        let secrets = self.secrets.clone();
+        walk::run_blocking(&ctx.cancel, move |stop| search(&a, &ctx2, &secrets, stop)).await
     }
 }
 

@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use serde::{Deserialize, Deserializer};
 
 use crate::bash::jobs::Jobs;
@@ -123,6 +122,7 @@ impl JobTool {
     }
 }
 
+#[async_trait::async_trait]
 impl Tool for JobTool {
     fn row(&self) -> &ToolRow {
         match self.which {
@@ -148,26 +148,15 @@ impl Tool for JobTool {
         describe_call(self.row(), args)
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move { plan_of(self.row(), args) })
+    async fn plan(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Result<Plan, String> {
+        plan_of(self.row(), args)
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            match (parse_args::<Args>(&self.row().name, args), self.which) {
-                (Ok(a), Which::Output) => self.jobs.output(a.id),
-                (Ok(a), Which::Kill) => self.jobs.kill(a.id).await,
-                (Err(text), _) => ToolOutput::fail(text),
-            }
-        })
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, _ctx: &ToolContext) -> ToolOutput {
+        match (parse_args::<Args>(&self.row().name, args), self.which) {
+            (Ok(a), Which::Output) => self.jobs.output(a.id),
+            (Ok(a), Which::Kill) => self.jobs.kill(a.id).await,
+            (Err(text), _) => ToolOutput::fail(text),
+        }
     }
 }

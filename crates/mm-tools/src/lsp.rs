@@ -17,7 +17,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use mm_config::LspServer;
 use mm_lsp::{Action, Client, LspError, Query, RenamePlan, ServerConfig};
 use mm_types::{FileChange, ToolKind};
@@ -177,6 +176,7 @@ fn absolute(root: &Path, path: &str) -> String {
     }
 }
 
+#[async_trait::async_trait]
 impl Tool for Lsp {
     fn row(&self) -> &ToolRow {
         &ROW
@@ -252,71 +252,58 @@ impl Tool for Lsp {
         }
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let q = query(args)?;
-            let title = q.title();
-            let location = absolute(&ctx.cwd, &q.path);
-            if q.action != Action::Rename {
-                // Navigation only reads: no permission asked.
-                let mut plan = Plan::simple(title, ROW.kind);
-                plan.locations = vec![location];
-                return Ok(plan);
-            }
-            // A cancel ends the wait for the server at once; dropping the
-            // call kills a server that was still starting, with its group.
-            let rename = tokio::select! {
-                rename = self.client.prepare_rename(&q) => rename.map_err(|e| e.to_string())?,
-                _ = ctx.cancel.cancelled() => return Err(crate::bash::CANCELLED.to_string()),
-            };
-            let sandbox = ctx.permissions.sandbox();
-            for f in &rename.files {
-                sandbox.may_write(&ctx.cwd, &f.path)?;
-            }
-            Ok(Plan {
-                title,
-                kind: ToolKind::Edit,
-                locations: rename
-                    .files
-                    .iter()
-                    .map(|f| f.path.display().to_string())
-                    .collect(),
-                change: preview(&rename),
-                rejection: ROW.rejection,
-                state: Some(Prepared::Rename(rename)),
-            })
+    async fn plan(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Plan, String> {
+        let q = query(args)?;
+        let title = q.title();
+        let location = absolute(&ctx.cwd, &q.path);
+        if q.action != Action::Rename {
+            // Navigation only reads: no permission asked.
+            let mut plan = Plan::simple(title, ROW.kind);
+            plan.locations = vec![location];
+            return Ok(plan);
+        }
+        // A cancel ends the wait for the server at once; dropping the
+        // call kills a server that was still starting, with its group.
+        let rename = tokio::select! {
+            rename = self.client.prepare_rename(&q) => rename.map_err(|e| e.to_string())?,
+            _ = ctx.cancel.cancelled() => return Err(crate::bash::CANCELLED.to_string()),
+        };
+        let sandbox = ctx.permissions.sandbox();
+        for f in &rename.files {
+            sandbox.may_write(&ctx.cwd, &f.path)?;
+        }
+        Ok(Plan {
+            title,
+            kind: ToolKind::Edit,
+            locations: rename
+                .files
+                .iter()
+                .map(|f| f.path.display().to_string())
+                .collect(),
+            change: preview(&rename),
+            rejection: ROW.rejection,
+            state: Some(Prepared::Rename(rename)),
         })
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            // Not cancellable: the files are written, then the server told.
-            if let Some(Prepared::Rename(rename)) = plan.state {
-                let write = |f: &mm_lsp::RenameFile| {
-                    crate::files::rewrite(ctx, &f.path, &f.old_text, &f.new_text, &f.display)
-                        .map_err(LspError::Write)
-                };
-                return outcome(self.client.apply_rename_with(&rename, write).await);
-            }
-            match query(args) {
-                Ok(q) => {
-                    tokio::select! {
-                        answer = self.client.call(&q) => outcome(answer),
-                        _ = ctx.cancel.cancelled() => ToolOutput::fail(crate::bash::CANCELLED),
-                    }
+    async fn run(&self, args: &serde_json::Value, plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        // Not cancellable: the files are written, then the server told.
+        if let Some(Prepared::Rename(rename)) = plan.state {
+            let write = |f: &mm_lsp::RenameFile| {
+                crate::files::rewrite(ctx, &f.path, &f.old_text, &f.new_text, &f.display)
+                    .map_err(LspError::Write)
+            };
+            return outcome(self.client.apply_rename_with(&rename, write).await);
+        }
+        match query(args) {
+            Ok(q) => {
+                tokio::select! {
+                    answer = self.client.call(&q) => outcome(answer),
+                    _ = ctx.cancel.cancelled() => ToolOutput::fail(crate::bash::CANCELLED),
                 }
-                Err(text) => ToolOutput::fail(text),
             }
-        })
+            Err(text) => ToolOutput::fail(text),
+        }
     }
 }
 

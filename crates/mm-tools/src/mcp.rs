@@ -13,7 +13,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use futures::future::BoxFuture;
 use mm_config::{McpLazy, McpServer};
 use mm_mcp::{Hub, ServerSpec, ToolDef, TransportSpec};
 use mm_types::ToolKind;
@@ -349,6 +348,7 @@ impl McpTool {
     }
 }
 
+#[async_trait::async_trait]
 impl Tool for McpTool {
     fn row(&self) -> &ToolRow {
         &self.row
@@ -366,43 +366,32 @@ impl Tool for McpTool {
         }
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move { Ok(self.row.plan(self.title(args))) })
+    async fn plan(&self, args: &Value, _ctx: &ToolContext) -> Result<Plan, String> {
+        Ok(self.row.plan(self.title(args)))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a Value,
-        _plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let arguments = args.as_object().cloned();
-            let result = self
-                .catalog
-                .hub
-                .call(
-                    &self.entry.server,
-                    &self.entry.def.name,
-                    arguments,
-                    &ctx.cancel,
-                )
-                .await;
-            match result {
-                Ok(out) if out.is_error => ToolOutput::fail(out.text),
-                Ok(out) => {
-                    let shown = format!("{}/{}", self.entry.server, self.entry.def.name);
-                    with_pictures(out, &shown).await
-                }
-                Err(line) => {
-                    ToolOutput::fail(format!("[error: mcp server {}: {line}]", self.entry.server))
-                }
+    async fn run(&self, args: &Value, _plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        let arguments = args.as_object().cloned();
+        let result = self
+            .catalog
+            .hub
+            .call(
+                &self.entry.server,
+                &self.entry.def.name,
+                arguments,
+                &ctx.cancel,
+            )
+            .await;
+        match result {
+            Ok(out) if out.is_error => ToolOutput::fail(out.text),
+            Ok(out) => {
+                let shown = format!("{}/{}", self.entry.server, self.entry.def.name);
+                with_pictures(out, &shown).await
             }
-        })
+            Err(line) => {
+                ToolOutput::fail(format!("[error: mcp server {}: {line}]", self.entry.server))
+            }
+        }
     }
 }
 
@@ -568,6 +557,7 @@ struct LazyTool {
     catalog: Arc<Catalog>,
 }
 
+#[async_trait::async_trait]
 impl Tool for LazyTool {
     fn row(&self) -> &ToolRow {
         &LAZY_ROW
@@ -604,62 +594,49 @@ impl Tool for LazyTool {
         }
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let _: LazyArgs = parse_args(LAZY_TOOL, args)?;
-            Ok(LAZY_ROW.plan(lazy_title(args)))
-        })
+    async fn plan(&self, args: &Value, _ctx: &ToolContext) -> Result<Plan, String> {
+        let _: LazyArgs = parse_args(LAZY_TOOL, args)?;
+        Ok(LAZY_ROW.plan(lazy_title(args)))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a Value,
-        _plan: Plan,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let a: LazyArgs = match parse_args(LAZY_TOOL, args) {
-                Ok(a) => a,
-                Err(text) => return ToolOutput::fail(text),
+    async fn run(&self, args: &Value, _plan: Plan, _ctx: &ToolContext) -> ToolOutput {
+        let a: LazyArgs = match parse_args(LAZY_TOOL, args) {
+            Ok(a) => a,
+            Err(text) => return ToolOutput::fail(text),
+        };
+        let Some(wanted) = a.tool.filter(|t| !t.trim().is_empty()) else {
+            return match listing(
+                &self.catalog.entries,
+                a.query.as_deref(),
+                a.page.unwrap_or(1),
+            ) {
+                Ok(text) => ToolOutput::ok(text),
+                Err(text) => ToolOutput::fail(text),
             };
-            let Some(wanted) = a.tool.filter(|t| !t.trim().is_empty()) else {
-                return match listing(
-                    &self.catalog.entries,
-                    a.query.as_deref(),
-                    a.page.unwrap_or(1),
-                ) {
-                    Ok(text) => ToolOutput::ok(text),
-                    Err(text) => ToolOutput::fail(text),
-                };
-            };
-            let Some(entry) = self.catalog.lookup(&wanted) else {
-                return ToolOutput::fail(format!(
-                    "no MCP tool {wanted:?}; find one with {LAZY_TOOL} {{\"query\": \"words\"}}"
-                ));
-            };
-            {
-                let mut declared = lock(&self.catalog.declared);
-                if !declared.contains(&entry.name) {
-                    declared.push(entry.name.clone());
-                    lock(&self.catalog.revealed).push(entry.name.clone());
-                }
+        };
+        let Some(entry) = self.catalog.lookup(&wanted) else {
+            return ToolOutput::fail(format!(
+                "no MCP tool {wanted:?}; find one with {LAZY_TOOL} {{\"query\": \"words\"}}"
+            ));
+        };
+        {
+            let mut declared = lock(&self.catalog.declared);
+            if !declared.contains(&entry.name) {
+                declared.push(entry.name.clone());
+                lock(&self.catalog.revealed).push(entry.name.clone());
             }
-            let spec = spec_of(entry);
-            ToolOutput::ok(format!(
-                "{} is declared from now on; call it directly.\ndescription: {}\nparameters: {}",
-                spec.name,
-                if spec.description.is_empty() {
-                    "(none)"
-                } else {
-                    spec.description.as_str()
-                },
-                spec.parameters
-            ))
-        })
+        }
+        let spec = spec_of(entry);
+        ToolOutput::ok(format!(
+            "{} is declared from now on; call it directly.\ndescription: {}\nparameters: {}",
+            spec.name,
+            if spec.description.is_empty() {
+                "(none)"
+            } else {
+                spec.description.as_str()
+            },
+            spec.parameters
+        ))
     }
 }
 

@@ -6,7 +6,6 @@
 
 use std::path::PathBuf;
 
-use futures::future::BoxFuture;
 use serde::Deserialize;
 
 use crate::output::fit;
@@ -85,6 +84,7 @@ struct Args {
     name: String,
 }
 
+#[async_trait::async_trait]
 impl Tool for ReadSkill {
     fn row(&self) -> &crate::tool::ToolRow {
         &ROW
@@ -118,34 +118,21 @@ impl Tool for ReadSkill {
         }
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let skill = self.find(args)?;
-            Ok(ROW.plan(skill.name))
-        })
+    async fn plan(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Result<Plan, String> {
+        let skill = self.find(args)?;
+        Ok(ROW.plan(skill.name))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let skill = match self.find(args) {
-                Ok(s) => s,
-                Err(text) => return ToolOutput::fail(text),
-            };
-            match mm_skills::read(&skill) {
-                Ok(markdown) => {
-                    ToolOutput::ok(fit(&redacted(&markdown, &self.secrets), "", ctx.max_output))
-                }
-                Err(e) => ToolOutput::fail(format!("cannot read skill \"{}\": {e}", skill.name)),
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        let skill = match self.find(args) {
+            Ok(s) => s,
+            Err(text) => return ToolOutput::fail(text),
+        };
+        match mm_skills::read(&skill) {
+            Ok(markdown) => {
+                ToolOutput::ok(fit(&redacted(&markdown, &self.secrets), "", ctx.max_output))
             }
-        })
+            Err(e) => ToolOutput::fail(format!("cannot read skill \"{}\": {e}", skill.name)),
+        }
     }
 }

@@ -6,7 +6,6 @@
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
-use futures::future::BoxFuture;
 use mm_types::{Event, PlanItem, PlanStatus};
 use serde::Deserialize;
 
@@ -55,6 +54,7 @@ fn confirmation(items: &[PlanItem]) -> String {
     )
 }
 
+#[async_trait::async_trait]
 impl Tool for Todo {
     fn row(&self) -> &ToolRow {
         &ROW
@@ -75,38 +75,25 @@ impl Tool for Todo {
         }
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let a: Args = parse_args(&ROW.name, args)?;
-            if a.items.iter().any(|i| i.text.trim().is_empty()) {
-                return Err(crate::tool::invalid_args(
-                    &ROW.name,
-                    "an item's text is empty",
-                ));
-            }
-            Ok(ROW.plan(ROW.name.to_string()))
-        })
+    async fn plan(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Result<Plan, String> {
+        let a: Args = parse_args(&ROW.name, args)?;
+        if a.items.iter().any(|i| i.text.trim().is_empty()) {
+            return Err(crate::tool::invalid_args(
+                &ROW.name,
+                "an item's text is empty",
+            ));
+        }
+        Ok(ROW.plan(ROW.name.to_string()))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let items = match parse_args::<Args>(&ROW.name, args) {
-                Ok(a) => a.items,
-                Err(text) => return ToolOutput::fail(text),
-            };
-            *self.list.lock().unwrap_or_else(|e| e.into_inner()) = items.clone();
-            let text = confirmation(&items);
-            ctx.sink.event(Event::Plan { items });
-            ToolOutput::ok(text)
-        })
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        let items = match parse_args::<Args>(&ROW.name, args) {
+            Ok(a) => a.items,
+            Err(text) => return ToolOutput::fail(text),
+        };
+        *self.list.lock().unwrap_or_else(|e| e.into_inner()) = items.clone();
+        let text = confirmation(&items);
+        ctx.sink.event(Event::Plan { items });
+        ToolOutput::ok(text)
     }
 }

@@ -6,7 +6,6 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use mm_policy::{Policy, Sandbox};
 use mm_types::{AgentMode, FileChange, Sink, ToolFamily, ToolKind};
 use tokio_util::sync::CancellationToken;
@@ -342,6 +341,7 @@ impl Described {
 /// A built-in tool. Ordinary failures are text for the model: `plan`
 /// returns `Err(text)` for a call that must not run (bad arguments, missing
 /// file); `run` always returns a [`ToolOutput`] and says whether it failed.
+#[async_trait::async_trait]
 pub trait Tool: Send + Sync {
     /// What the tool is: name, family, kind, echo, whether it changes
     /// files, its refusal text. Adding a tool is its module and one
@@ -386,20 +386,11 @@ pub trait Tool: Send + Sync {
     /// Work out what a call will do without doing it: the preview, whether it
     /// needs permission, and what `run` carries out. `Err(text)` refuses the
     /// call; the text is what the model gets.
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>>;
+    async fn plan(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Plan, String>;
 
     /// Carry out a call with the plan `plan` made for it, after permission
     /// was given (or not needed).
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput>;
+    async fn run(&self, args: &serde_json::Value, plan: Plan, ctx: &ToolContext) -> ToolOutput;
 }
 
 /// The string field `key` of the arguments, when it is one and not blank:

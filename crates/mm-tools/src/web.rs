@@ -30,7 +30,6 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use htmd::Element;
 use htmd::element_handler::{HandlerResult, Handlers};
 use reqwest::Url;
@@ -127,6 +126,7 @@ fn host_of(url: &Url) -> String {
         .to_ascii_lowercase()
 }
 
+#[async_trait::async_trait]
 impl Tool for WebFetch {
     fn row(&self) -> &ToolRow {
         &ROW
@@ -156,47 +156,34 @@ impl Tool for WebFetch {
             .map_or(Subject::None, |u| Subject::Domain(host_of(&u)))
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let a: Args = parse_args(NAME, args)?;
-            let url = parse_url(NAME, &a.url)?;
-            // A literal private address is refused before anyone is asked.
-            let host = host_of(&url);
-            if let Ok(ip) = host.parse::<IpAddr>()
-                && !is_public(ip)
-                && !ctx.permissions.policy().names_domain(NAME, &host)
-            {
-                return Err(private_text(&host, ip));
-            }
-            Ok(ROW.plan(url.to_string()))
-        })
+    async fn plan(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Plan, String> {
+        let a: Args = parse_args(NAME, args)?;
+        let url = parse_url(NAME, &a.url)?;
+        // A literal private address is refused before anyone is asked.
+        let host = host_of(&url);
+        if let Ok(ip) = host.parse::<IpAddr>()
+            && !is_public(ip)
+            && !ctx.permissions.policy().names_domain(NAME, &host)
+        {
+            return Err(private_text(&host, ip));
+        }
+        Ok(ROW.plan(url.to_string()))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let a: Args = match parse_args(NAME, args) {
-                Ok(a) => a,
-                Err(text) => return ToolOutput::fail(text),
-            };
-            let url = match parse_url(NAME, &a.url) {
-                Ok(u) => u,
-                Err(text) => return ToolOutput::fail(text),
-            };
-            let budget = budget(ctx.max_output, a.max_chars);
-            tokio::select! {
-                out = fetch(url, ctx, budget) => out,
-                () = ctx.cancel.cancelled() => ToolOutput::fail(crate::NOT_RUN),
-            }
-        })
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        let a: Args = match parse_args(NAME, args) {
+            Ok(a) => a,
+            Err(text) => return ToolOutput::fail(text),
+        };
+        let url = match parse_url(NAME, &a.url) {
+            Ok(u) => u,
+            Err(text) => return ToolOutput::fail(text),
+        };
+        let budget = budget(ctx.max_output, a.max_chars);
+        tokio::select! {
+            out = fetch(url, ctx, budget) => out,
+            () = ctx.cancel.cancelled() => ToolOutput::fail(crate::NOT_RUN),
+        }
     }
 }
 
@@ -596,6 +583,7 @@ struct Hit {
     content: String,
 }
 
+#[async_trait::async_trait]
 impl Tool for WebSearch {
     fn row(&self) -> &ToolRow {
         &SEARCH_ROW
@@ -618,36 +606,23 @@ impl Tool for WebSearch {
         Url::parse(&self.url).map_or(Subject::None, |u| Subject::Domain(host_of(&u)))
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let a: SearchArgs = parse_args(SEARCH, args)?;
-            if a.query.trim().is_empty() {
-                return Err(invalid_args(SEARCH, "query is empty"));
-            }
-            Ok(SEARCH_ROW.plan(a.query))
-        })
+    async fn plan(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Result<Plan, String> {
+        let a: SearchArgs = parse_args(SEARCH, args)?;
+        if a.query.trim().is_empty() {
+            return Err(invalid_args(SEARCH, "query is empty"));
+        }
+        Ok(SEARCH_ROW.plan(a.query))
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let a: SearchArgs = match parse_args(SEARCH, args) {
-                Ok(a) => a,
-                Err(text) => return ToolOutput::fail(text),
-            };
-            tokio::select! {
-                out = self.search(&a.query, ctx.max_output) => out.into(),
-                () = ctx.cancel.cancelled() => ToolOutput::fail(crate::NOT_RUN),
-            }
-        })
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        let a: SearchArgs = match parse_args(SEARCH, args) {
+            Ok(a) => a,
+            Err(text) => return ToolOutput::fail(text),
+        };
+        tokio::select! {
+            out = self.search(&a.query, ctx.max_output) => out.into(),
+            () = ctx.cancel.cancelled() => ToolOutput::fail(crate::NOT_RUN),
+        }
     }
 }
 

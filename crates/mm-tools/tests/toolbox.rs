@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bash_support::TempDir;
-use futures::future::BoxFuture;
 use mm_test_support::Recorder;
 use mm_tools::bash::{Bash, ProcessRegistry};
 use mm_tools::toolbox::{CallOutcome, Toolbox, ToolboxSettings};
@@ -54,6 +53,7 @@ struct FixedArgs {
     text: String,
 }
 
+#[async_trait::async_trait]
 impl Tool for Fixed {
     fn row(&self) -> &ToolRow {
         &self.row
@@ -65,51 +65,38 @@ impl Tool for Fixed {
             parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
         }
     }
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let a: FixedArgs = parse_args(self.name, args)?;
-            if a.text == "refuse" {
-                return Err(format!("{} refused", self.name));
-            }
-            let mut plan = Plan::simple(format!("title {}", a.text), ToolKind::Read);
-            plan.locations = vec!["/abs/path".to_string()];
-            if a.text.starts_with("change") {
-                plan.change = Some(mm_types::FileChange {
-                    path: format!("/abs/{}", a.text),
-                    old_text: Some(String::new()),
-                    new_text: Some(a.text.clone()),
-                    diff: format!("+{}", a.text),
-                    too_large: false,
-                    lines: 1,
-                });
-            }
-            if self.needs_permission {
-                plan.rejection = Some("[edit rejected by the user]");
-            }
-            Ok(plan)
-        })
+    async fn plan(&self, args: &serde_json::Value, _ctx: &ToolContext) -> Result<Plan, String> {
+        let a: FixedArgs = parse_args(self.name, args)?;
+        if a.text == "refuse" {
+            return Err(format!("{} refused", self.name));
+        }
+        let mut plan = Plan::simple(format!("title {}", a.text), ToolKind::Read);
+        plan.locations = vec!["/abs/path".to_string()];
+        if a.text.starts_with("change") {
+            plan.change = Some(mm_types::FileChange {
+                path: format!("/abs/{}", a.text),
+                old_text: Some(String::new()),
+                new_text: Some(a.text.clone()),
+                diff: format!("+{}", a.text),
+                too_large: false,
+                lines: 1,
+            });
+        }
+        if self.needs_permission {
+            plan.rejection = Some("[edit rejected by the user]");
+        }
+        Ok(plan)
     }
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        _ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let a: FixedArgs = parse_args(self.name, args).unwrap();
-            if a.text == "panic" {
-                panic!("boom");
-            }
-            ToolOutput {
-                failed: a.text.starts_with("fail"),
-                text: format!("echo:{}", a.text),
-                images: Vec::new(),
-            }
-        })
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, _ctx: &ToolContext) -> ToolOutput {
+        let a: FixedArgs = parse_args(self.name, args).unwrap();
+        if a.text == "panic" {
+            panic!("boom");
+        }
+        ToolOutput {
+            failed: a.text.starts_with("fail"),
+            text: format!("echo:{}", a.text),
+            images: Vec::new(),
+        }
     }
 }
 

@@ -12,7 +12,6 @@
 use std::fs;
 use std::io::{self, BufRead};
 
-use futures::future::BoxFuture;
 use serde::{Deserialize, Deserializer};
 
 use super::disk::{NotRegular, open_regular, special_kind};
@@ -91,6 +90,7 @@ impl Args {
     }
 }
 
+#[async_trait::async_trait]
 impl Tool for ReadFile {
     fn row(&self) -> &crate::tool::ToolRow {
         &ROW
@@ -125,84 +125,71 @@ impl Tool for ReadFile {
         path_subject(args, ctx)
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let a = Args::parse(args)?;
-            let abs = absolute(&ctx.cwd, &a.path);
-            match fs::metadata(&abs) {
-                Ok(m) if m.is_dir() => return Err(is_directory(&a.path)),
-                Ok(m) => {
-                    if let Some(kind) = special_kind(m.file_type()) {
-                        return Err(not_regular(&a.path, kind, READS));
-                    }
+    async fn plan(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Plan, String> {
+        let a = Args::parse(args)?;
+        let abs = absolute(&ctx.cwd, &a.path);
+        match fs::metadata(&abs) {
+            Ok(m) if m.is_dir() => return Err(is_directory(&a.path)),
+            Ok(m) => {
+                if let Some(kind) = special_kind(m.file_type()) {
+                    return Err(not_regular(&a.path, kind, READS));
                 }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing(&a.path)),
-                Err(e) => return Err(io_failure("read", &a.path, &e)),
             }
-            let mut plan = ROW.plan(a.path);
-            plan.locations = vec![abs.display().to_string()];
-            Ok(plan)
-        })
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing(&a.path)),
+            Err(e) => return Err(io_failure("read", &a.path, &e)),
+        }
+        let mut plan = ROW.plan(a.path);
+        plan.locations = vec![abs.display().to_string()];
+        Ok(plan)
     }
 
-    fn run<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        _plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let a = match Args::parse(args) {
-                Ok(a) => a,
-                Err(text) => return ToolOutput::fail(text),
+    async fn run(&self, args: &serde_json::Value, _plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        let a = match Args::parse(args) {
+            Ok(a) => a,
+            Err(text) => return ToolOutput::fail(text),
+        };
+        let abs = absolute(&ctx.cwd, &a.path);
+        if crate::image::media_type(&abs).is_some() && abs.is_file() {
+            // A picture goes to the model as one.
+            let shown = a.path.clone();
+            let loaded = blocking(move || crate::image::load(&abs, &shown)).await;
+            return match loaded {
+                Ok(image) => ToolOutput {
+                    text: format!("[image {}: {}]", a.path, image.media_type),
+                    failed: false,
+                    images: vec![image],
+                },
+                Err(why) => ToolOutput::fail(why),
             };
-            let abs = absolute(&ctx.cwd, &a.path);
-            if crate::image::media_type(&abs).is_some() && abs.is_file() {
-                // A picture goes to the model as one.
-                let shown = a.path.clone();
-                let loaded = blocking(move || crate::image::load(&abs, &shown)).await;
-                return match loaded {
-                    Ok(image) => ToolOutput {
-                        text: format!("[image {}: {}]", a.path, image.media_type),
-                        failed: false,
-                        images: vec![image],
-                    },
-                    Err(why) => ToolOutput::fail(why),
-                };
-            }
-            let max = ctx.max_output;
-            let secrets = self.secrets.clone();
-            let cancel = ctx.cancel.clone();
-            let work = blocking(move || {
-                let shown = a.path.as_str();
-                let (file, meta) = match open_regular(&abs) {
-                    Ok(opened) => opened,
-                    Err(NotRegular::Missing) => return Err(missing(shown)),
-                    Err(NotRegular::Directory) => return Err(is_directory(shown)),
-                    Err(NotRegular::Special(kind)) => return Err(not_regular(shown, kind, READS)),
-                    Err(NotRegular::Io(e)) => return Err(io_failure("read", shown, &e)),
-                };
-                let shape = Shape {
-                    start: usize::try_from(a.start).unwrap_or(usize::MAX),
-                    end: usize::try_from(a.end).unwrap_or(usize::MAX),
-                    numbered: a.numbered,
-                    max,
-                    shown,
-                    secrets: &secrets,
-                };
-                let input = io::BufReader::with_capacity(1 << 16, file);
-                render_from(input, &shape, meta.len(), &|| cancel.is_cancelled())
-            });
-            // A cancel answers at once, whatever the read is doing.
-            tokio::select! {
-                done = work => done.into(),
-                _ = ctx.cancel.cancelled() => ToolOutput::fail(crate::bash::CANCELLED),
-            }
-        })
+        }
+        let max = ctx.max_output;
+        let secrets = self.secrets.clone();
+        let cancel = ctx.cancel.clone();
+        let work = blocking(move || {
+            let shown = a.path.as_str();
+            let (file, meta) = match open_regular(&abs) {
+                Ok(opened) => opened,
+                Err(NotRegular::Missing) => return Err(missing(shown)),
+                Err(NotRegular::Directory) => return Err(is_directory(shown)),
+                Err(NotRegular::Special(kind)) => return Err(not_regular(shown, kind, READS)),
+                Err(NotRegular::Io(e)) => return Err(io_failure("read", shown, &e)),
+            };
+            let shape = Shape {
+                start: usize::try_from(a.start).unwrap_or(usize::MAX),
+                end: usize::try_from(a.end).unwrap_or(usize::MAX),
+                numbered: a.numbered,
+                max,
+                shown,
+                secrets: &secrets,
+            };
+            let input = io::BufReader::with_capacity(1 << 16, file);
+            render_from(input, &shape, meta.len(), &|| cancel.is_cancelled())
+        });
+        // A cancel answers at once, whatever the read is doing.
+        tokio::select! {
+            done = work => done.into(),
+            _ = ctx.cancel.cancelled() => ToolOutput::fail(crate::bash::CANCELLED),
+        }
     }
 }
 

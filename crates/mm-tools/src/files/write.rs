@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use futures::future::BoxFuture;
 use serde::Deserialize;
 
 use super::disk::{self, Content, Existing, Pending};
@@ -108,6 +107,7 @@ fn prepare(cwd: &Path, a: Args) -> Result<Prepared, String> {
     })
 }
 
+#[async_trait::async_trait]
 impl Tool for WriteFile {
     fn row(&self) -> &crate::tool::ToolRow {
         &ROW
@@ -138,27 +138,16 @@ impl Tool for WriteFile {
         path_subject(args, ctx)
     }
 
-    fn plan<'a>(
-        &'a self,
-        args: &'a serde_json::Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Plan, String>> {
-        Box::pin(async move {
-            let a = Args::parse(args)?;
-            may_write(ctx, &a.path)?;
-            let title = a.path.clone();
-            let cwd = ctx.cwd.clone();
-            let prepared = blocking(move || prepare(&cwd, a)).await?;
-            Ok(write_plan(&ROW, title, prepared))
-        })
+    async fn plan(&self, args: &serde_json::Value, ctx: &ToolContext) -> Result<Plan, String> {
+        let a = Args::parse(args)?;
+        may_write(ctx, &a.path)?;
+        let title = a.path.clone();
+        let cwd = ctx.cwd.clone();
+        let prepared = blocking(move || prepare(&cwd, a)).await?;
+        Ok(write_plan(&ROW, title, prepared))
     }
 
-    fn run<'a>(
-        &'a self,
-        _args: &'a serde_json::Value,
-        plan: Plan,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(run_write(plan, ctx))
+    async fn run(&self, _args: &serde_json::Value, plan: Plan, ctx: &ToolContext) -> ToolOutput {
+        run_write(plan, ctx).await
     }
 }
