@@ -243,6 +243,13 @@ fn new_input() -> TextArea<'static> {
     t.set_cursor_line_style(Style::default());
     t.set_cursor_style(Style::default().add_modifier(Modifier::REVERSED));
     t.set_placeholder_text("Ask mm anything — / for commands, @ to attach a file");
+    // Italic as well as grey: the high-contrast theme does not dim, and
+    // the hint must not read as typed text there.
+    t.set_placeholder_style(
+        Style::default()
+            .fg(ratatui::style::Color::DarkGray)
+            .add_modifier(Modifier::ITALIC),
+    );
     t
 }
 

@@ -730,3 +730,30 @@ fn themes() {
     assert_ne!(seen[0], seen[1]);
     assert_ne!(seen[0], seen[2]);
 }
+
+/// The input's placeholder reads as a hint, not as typed text, in every
+/// theme: italic, and dim where the theme dims (high-contrast does not).
+#[test]
+fn the_placeholder_reads_as_a_hint_in_every_theme() {
+    use mm_config::Theme;
+    for theme in [Theme::Dark, Theme::Light, Theme::HighContrast] {
+        let mut ui = ui();
+        ui.theme = theme;
+        let s = styled_screen(&draw(&Transcript::new(), &mut ui, W, H));
+        let mut lines = s.lines();
+        let row = lines
+            .by_ref()
+            .find(|l| l.contains("Ask mm anything"))
+            .unwrap_or_else(|| panic!("no placeholder in {s}"));
+        // The styled runs of that row (the cursor's first).
+        let looks: Vec<&str> = lines.take_while(|l| l.starts_with("    ")).collect();
+        let hint = looks.iter().find(|l| !l.contains("REVERSED"));
+        let hint = hint.unwrap_or_else(|| panic!("{theme:?}: {row} {looks:?}"));
+        assert!(hint.contains("ITALIC"), "{theme:?}: {row} {looks:?}");
+        assert_eq!(
+            hint.contains("DIM"),
+            theme != Theme::HighContrast,
+            "{theme:?}: {hint}"
+        );
+    }
+}
