@@ -155,7 +155,12 @@ fn a_pasted_picture_path_attaches_without_an_at() {
     std::fs::write(&shot, PNG).unwrap();
     let shown = shot.display().to_string();
     let missing = dir.path().join("gone.png").display().to_string();
-    let question = format!("what is in '{shown}' and {missing}?");
+    // A file manager's copy: a file: URL, spaces percent-encoded.
+    let second = dir.path().join("dot two.png");
+    std::fs::write(&second, PNG).unwrap();
+    let second_shown = second.display().to_string();
+    let url = format!("file://{}", second_shown.replace(' ', "%20"));
+    let question = format!("what is in '{shown}' and {missing}? Also {url}");
     let out = w.run(&["-p", &question], None);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -163,14 +168,19 @@ fn a_pasted_picture_path_attaches_without_an_at() {
     assert_eq!(
         user["content"],
         json!([
-            {"type": "text", "text": format!("{question}\n\n[attached file: {shown}]")},
+            {"type": "text", "text": format!(
+                "{question}\n\n[attached file: {shown}]\n[attached file: {second_shown}]"
+            )},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG_B64}")}},
             {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG_B64}")}}
         ])
     );
-    assert!(
-        stderr.contains(&format!("attached {shown} (an image)")),
-        "{stderr}"
-    );
+    for path in [&shown, &second_shown] {
+        assert!(
+            stderr.contains(&format!("attached {path} (an image)")),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]

@@ -10,9 +10,10 @@
 //! mention. Trailing punctuation (`@main.rs,`) is not part of the path
 //! unless the path with it exists.
 //!
-//! A picture's absolute path attaches without the `@`: a terminal pastes
-//! a file dropped on it as its path (`/home/me/shot.png`, quoted or with
-//! `\ ` when it has spaces), and the user meant the picture.
+//! A picture's path attaches without the `@`: a terminal pastes a file
+//! dropped on it as its path (`/home/me/shot.png`, quoted or with `\ `
+//! when it has spaces; `~/…`; a file manager's `file:///…` URL), and the
+//! user meant the picture.
 
 use std::path::Path;
 
@@ -77,10 +78,44 @@ pub fn find(text: &str) -> Vec<Mention> {
     found
 }
 
-/// The absolute paths of pictures in `text` written without `@`, as a
-/// terminal pastes a dropped file: `/a/shot.png`, `'/a/my shot.png'`,
-/// `"/a/my shot.png"` or `/a/my\ shot.png`, at the start of a word.
+/// The paths of pictures in `text` written without `@`, as a terminal
+/// pastes a dropped file: `/a/shot.png`, `'/a/my shot.png'`,
+/// `"/a/my shot.png"`, `/a/my\ shot.png`, `~/shot.png` or
+/// `file:///a/my%20shot.png`, at the start of a word. `~` is the user's
+/// home folder; a `file:` URL becomes its path.
 pub fn pasted(text: &str) -> Vec<String> {
+    let home = mm_config::BaseDirs::from_process();
+    pasted_words(text)
+        .into_iter()
+        .filter_map(|word| {
+            let path = if let Some(url) = word.strip_prefix("file://") {
+                url::Url::parse(&format!("file://{url}"))
+                    .ok()?
+                    .to_file_path()
+                    .ok()?
+                    .display()
+                    .to_string()
+            } else if word.starts_with("~/") {
+                home.expand_tilde(Path::new(&word)).display().to_string()
+            } else {
+                word
+            };
+            mm_tools::image::media_type(Path::new(&path))
+                .is_some()
+                .then_some(path)
+        })
+        .fold(Vec::new(), |mut found, path| {
+            if !found.contains(&path) {
+                found.push(path);
+            }
+            found
+        })
+}
+
+/// The words of `text` that start like a pasted path (`/`, `~/`,
+/// `file://`, quoted or not), unquoted and unescaped, trailing punctuation
+/// cut.
+fn pasted_words(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut rest = text;
     let mut at_word_start = true;
@@ -96,22 +131,26 @@ pub fn pasted(text: &str) -> Vec<String> {
         }
         at_word_start = false;
         let (path, len) = match c {
-            '\'' | '"' if rest[1..].starts_with('/') => match rest[1..].find(c) {
+            '\'' | '"' if starts_like_a_path(&rest[1..]) => match rest[1..].find(c) {
                 Some(end) => (rest[1..=end].to_string(), end + 2),
                 None => (String::new(), 1),
             },
-            '/' => escaped_word(rest),
+            _ if starts_like_a_path(rest) => escaped_word(rest),
             _ => (String::new(), c.len_utf8()),
         };
         let path = path.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']']);
-        if mm_tools::image::media_type(Path::new(path)).is_some()
-            && !found.iter().any(|f| f == path)
-        {
+        if !path.is_empty() {
             found.push(path.to_string());
         }
         rest = &rest[len..];
     }
     found
+}
+
+/// Whether `text` starts like a pasted path: absolute, in the home
+/// folder, or a `file:` URL.
+fn starts_like_a_path(text: &str) -> bool {
+    text.starts_with('/') || text.starts_with("~/") || text.starts_with("file:///")
 }
 
 /// The word at the start of `text`, `\ ` and `\\` unescaped, and its
@@ -398,6 +437,13 @@ mod tests {
             ]
         );
         assert!(pasted("'/unclosed.png").is_empty());
+        assert_eq!(
+            pasted("see file:///a/my%20shot.png and 'file:///b/c.gif'"),
+            ["/a/my shot.png", "/b/c.gif"]
+        );
+        let home = mm_config::BaseDirs::from_process().expand_tilde(Path::new("~/d.png"));
+        assert_eq!(pasted("~/d.png"), [home.display().to_string()]);
+        assert!(pasted("x~/d.png file://host/e.png").is_empty());
         assert!(pasted("/a.png /a.png").len() == 1);
     }
 
