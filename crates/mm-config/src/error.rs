@@ -102,9 +102,12 @@ fn bad_value(at: &Origin, key: &str, problem: &str) -> String {
 
 /// Figment's key path (`["lsp", "servers", "0", "command"]`) as the user
 /// reads it: `lsp.servers[0].command`.
+/// Line breaks and other control characters in a key (YAML allows them)
+/// are shown escaped (`\n`), so that an error stays one line.
 pub(crate) fn dotted(path: &[String]) -> String {
     let mut out = String::new();
     for part in path {
+        let part = &one_line(part);
         if part.parse::<usize>().is_ok() && !out.is_empty() {
             out.push_str(&format!("[{part}]"));
         } else {
@@ -115,6 +118,19 @@ pub(crate) fn dotted(path: &[String]) -> String {
         }
     }
     out
+}
+
+/// `text` with its control characters escaped, on one line.
+pub(crate) fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Re-words one figment error as our error. The value's provider is found
@@ -140,12 +156,16 @@ pub(crate) fn from_figment(
                 key,
                 expected: expected.iter().map(|e| (*e).to_owned()).collect(),
             },
-            None => ConfigError::Other(format!("unknown key \"{field}\"")),
+            None => ConfigError::Other(format!("unknown key \"{}\"", one_line(&field))),
         },
         Kind::UnknownVariant(given, names) => ConfigError::BadValue {
             at,
             key,
-            problem: format!("\"{given}\" is not one of {}", names.join(", ")),
+            problem: format!(
+                "\"{}\" is not one of {}",
+                one_line(&given),
+                names.join(", ")
+            ),
         },
         Kind::InvalidType(actual, expected) => ConfigError::BadValue {
             at,

@@ -587,6 +587,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_error_about_a_key_or_value_with_a_line_break_is_one_line() {
+        // YAML lets a key (`? …` complex key) or a quoted value hold line
+        // breaks; the error shows them escaped, never as a second line.
+        let dirs = BaseDirs::from_env(&std::collections::BTreeMap::from([(
+            "HOME".to_owned(),
+            "/home/u".to_owned(),
+        )]))
+        .unwrap();
+        let origin = Origin::UserFile("/home/u/.config/mm/config.yaml".into());
+        for text in [
+            "? |\n  two\n  lines\n: 1\n",
+            "theme: \"dark\\nlight\"\n",
+            "compact:\n  ? \"a\\nb\"\n  : 1\n",
+            // What the settings fuzz target found.
+            "to!mpact:\n? 0ketompact:pact:\n? 0ketompacpac 0\n\n 0tomp:m",
+        ] {
+            let line = check_file_text(&origin, text, &dirs)
+                .unwrap_err()
+                .to_string();
+            assert!(!line.contains('\n'), "{text:?} gave {line:?}");
+            assert!(line.contains("\\n"), "{text:?} gave {line:?}");
+        }
+    }
+
+    #[test]
     fn escaping_paths() {
         assert!(!escapes("AGENTS.md"));
         assert!(!escapes("docs/../AGENTS.md"));
