@@ -93,8 +93,12 @@ fn constrained_calls_make_a_small_model_act() {
                     "seed {seed}: the call did not run: {}",
                     done.describe()
                 );
+                // What follows the call is the model's: an answer the
+                // answer-loop guard cut after it still acted (CI saw seed
+                // 10 loop on "{" once, in one run of four).
                 assert!(
-                    ["done", "max_turns"].contains(&end["outcome"].as_str().unwrap_or("")),
+                    ["done", "max_turns", "repeated"]
+                        .contains(&end["outcome"].as_str().unwrap_or("")),
                     "seed {seed}: {end}"
                 );
                 Ended::Called(tool)
