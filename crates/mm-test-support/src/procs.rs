@@ -138,13 +138,18 @@ mod tests {
             .unwrap();
         let pid = child.id() as i32;
         assert!(alive(pid));
-        assert!(with_env("MM_PROCS_MARK", &mark).contains(&pid));
-        assert!(with_argv(&["sleep", "30"]).iter().any(|(p, _)| *p == pid));
-        assert!(
-            with_cmdline("sleep 30")
-                .iter()
-                .any(|l| l.contains(&format!("/proc/{pid}:")))
-        );
+        // The parent of a vfork-style spawn resumes when the child's new
+        // image replaces the old one, a moment before the kernel records
+        // where its arguments and environment lie: until then both read
+        // empty. So the scanners are asked until they see it.
+        let bound = Duration::from_secs(5);
+        assert!(wait_for(bound, || with_env("MM_PROCS_MARK", &mark).contains(&pid)));
+        assert!(wait_for(bound, || with_argv(&["sleep", "30"])
+            .iter()
+            .any(|(p, _)| *p == pid)));
+        assert!(wait_for(bound, || with_cmdline("sleep 30")
+            .iter()
+            .any(|l| l.contains(&format!("/proc/{pid}:")))));
         let me = stat(std::process::id() as i32).unwrap();
         assert!(group_members(me.pgrp).contains(&pid));
         child.kill().unwrap();
