@@ -1052,7 +1052,7 @@ pub fn start_notice(agent: &Agent) -> String {
 pub const KEYS_HELP: &str = "Enter send (during a turn: queue) · Alt-Enter or \\ then Enter new line · Up/Down history · PgUp/PgDn scroll · Tab select a tool call or thinking, Enter/Ctrl-O unfold · Shift-Tab next mode (allow, ask, plan) · @ then Tab complete a path · Esc or Ctrl-C stop a turn · Ctrl-C clears the line · Ctrl-D or Ctrl-C twice on an empty input quit";
 
 /// The keys of `editMode: vi`, after [`KEYS_HELP`] in `/help`.
-pub const VI_KEYS_HELP: &str = "vi mode: Esc normal mode (during a turn: stop it) · h/l 0/$ w/b move · i/a/I/A insert · x D dd delete · k/j history";
+pub const VI_KEYS_HELP: &str = "vi mode: Esc normal mode (during a turn: stop it) · h/l 0/^/$ w/b/e f/t/F/T ; , gg/G move · i/a/I/A o/O insert · x X D s C S r ~ · d/c/y with a motion, a line (dd) or a text object (iw, a\", i(…) · p/P put, u undo · v visual · counts (3w, 2dd) · k/j lines, then history";
 
 /// Wait for the turn's task; only called while busy.
 async fn wait(slot: &mut Slot) -> Result<Finished, tokio::task::JoinError> {
@@ -1381,6 +1381,21 @@ mod tests {
         app.draw(&mut terminal).unwrap();
         let screen = format!("{:?}", terminal.backend().buffer());
         assert!(screen.contains("-- NORMAL --"), "{screen}");
+        // A text object, then visual mode, through the window's keys.
+        typed(&mut app, "ifix the bug");
+        key(&mut app, KeyCode::Esc);
+        typed(&mut app, "ciwtypo");
+        assert_eq!(app.ui.text(), "fix the typo");
+        key(&mut app, KeyCode::Esc);
+        typed(&mut app, "0ve");
+        app.draw(&mut terminal).unwrap();
+        let screen = format!("{:?}", terminal.backend().buffer());
+        assert!(screen.contains("-- VISUAL --"), "{screen}");
+        key(&mut app, KeyCode::Esc);
+        assert!(!app.quit);
+        assert!(app.ui.vi.unwrap().normal && !app.ui.vi.unwrap().visual);
+        typed(&mut app, "0ved");
+        assert_eq!(app.ui.text(), " the typo");
     }
 
     #[test]

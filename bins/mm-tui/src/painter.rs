@@ -451,10 +451,10 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
         String::new()
     };
     // The mode is always there, first; vi's normal mode before it.
-    let vi = if ui.vi.is_some_and(|v| v.normal) {
-        "-- NORMAL -- · "
-    } else {
-        ""
+    let vi = match ui.vi {
+        Some(v) if v.visual => "-- VISUAL -- · ",
+        Some(v) if v.normal => "-- NORMAL -- · ",
+        _ => "",
     };
     let left = if left.is_empty() {
         format!(" {vi}mode: {} ", ui.mode)
