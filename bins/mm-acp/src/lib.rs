@@ -18,9 +18,8 @@ pub mod sink;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ForkSessionRequest, ForkSessionResponse, InitializeRequest,
-    ListSessionsRequest, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PromptRequest, SessionId, SetSessionConfigOptionRequest,
+    CancelNotification, ForkSessionRequest, InitializeRequest, ListSessionsRequest,
+    LoadSessionRequest, NewSessionRequest, PromptRequest, SessionId, SetSessionConfigOptionRequest,
     SetSessionModeRequest,
 };
 use agent_client_protocol::{Agent, Error, JsonRpcResponse, Lines, Responder, V1};
@@ -67,8 +66,11 @@ pub async fn serve(
             async move |request: NewSessionRequest, responder, cx| {
                 let server = on_new.clone();
                 tokio::spawn(async move {
-                    let result = server.new_session(request);
-                    answer_opened(&server, responder, result, None, &Connection(cx)).await;
+                    let result = server.new_session(request).map(|r| {
+                        let id = r.session_id.clone();
+                        (r, id)
+                    });
+                    answer_opened(&server, responder, result, &Connection(cx)).await;
                 });
                 Ok(())
             },
@@ -80,8 +82,10 @@ pub async fn serve(
                 tokio::spawn(async move {
                     let id = request.session_id.clone();
                     let outlet = Arc::new(Connection(cx));
+                    // The load response does not repeat the id: the request has it.
                     let result = server.load_session(request, outlet.clone()).await;
-                    answer_opened(&server, responder, result, Some(id), outlet.as_ref()).await;
+                    let result = result.map(|r| (r, id));
+                    answer_opened(&server, responder, result, outlet.as_ref()).await;
                 });
                 Ok(())
             },
@@ -91,8 +95,11 @@ pub async fn serve(
             async move |request: ForkSessionRequest, responder, cx| {
                 let server = on_fork.clone();
                 tokio::spawn(async move {
-                    let result = server.fork_session(request).await;
-                    answer_opened(&server, responder, result, None, &Connection(cx)).await;
+                    let result = server.fork_session(request).await.map(|r| {
+                        let id = r.session_id.clone();
+                        (r, id)
+                    });
+                    answer_opened(&server, responder, result, &Connection(cx)).await;
                 });
                 Ok(())
             },
@@ -151,46 +158,17 @@ pub async fn serve(
     )
 }
 
-/// A response that opens a session: `session/new`, `session/load` and
-/// `session/fork` answer with one.
-trait Opened: JsonRpcResponse {
-    fn opened(&self) -> Option<SessionId>;
-}
-
-impl Opened for NewSessionResponse {
-    fn opened(&self) -> Option<SessionId> {
-        Some(self.session_id.clone())
-    }
-}
-
-impl Opened for ForkSessionResponse {
-    fn opened(&self) -> Option<SessionId> {
-        Some(self.session_id.clone())
-    }
-}
-
-impl Opened for LoadSessionResponse {
-    /// The load response does not repeat the id: the request has it.
-    fn opened(&self) -> Option<SessionId> {
-        None
-    }
-}
-
-/// Answer a request that opened a session; once the client has the answer
-/// that names the session, tell it the session's commands and models.
-/// `id` is the session's when the response does not name it.
-async fn answer_opened<T: Opened>(
+/// Answer a request that opened a session (`session/new`, `session/load`,
+/// `session/fork`) with its response and the session's id; once the client
+/// has the answer, tell it the session's commands and models.
+async fn answer_opened<T: JsonRpcResponse>(
     server: &Server,
     responder: Responder<T, V1>,
-    result: Result<T, Error>,
-    id: Option<SessionId>,
+    result: Result<(T, SessionId), Error>,
     outlet: &dyn Outlet,
 ) {
     match result {
-        Ok(response) => {
-            let Some(id) = response.opened().or(id) else {
-                return;
-            };
+        Ok((response, id)) => {
             if responder.respond(response).is_ok() {
                 outlet.update(&id, server.commands_update(&id));
                 server.offer_models(&id, outlet).await;
