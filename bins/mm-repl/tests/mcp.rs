@@ -462,6 +462,57 @@ fn results_are_redacted_keys_stay_out_and_images_reach_the_model() {
     );
 }
 
+/// An embedded resource in a result reaches the model as its text, under a
+/// line naming it: the everything server's text resource and its blob one
+/// (base64 of text, `text/plain`).
+#[test]
+fn embedded_resources_reach_the_model_as_their_text() {
+    let Some(everything) = mcp::installed("mcp-server-everything", "embedded_resources") else {
+        return;
+    };
+    let w = World::new(
+        vec![
+            Reply::tool_call(
+                "c1",
+                "mcp__everything__get-resource-reference",
+                r#"{"resourceType":"Text","resourceId":2}"#,
+            ),
+            Reply::tool_call(
+                "c2",
+                "mcp__everything__get-resource-reference",
+                r#"{"resourceType":"Blob","resourceId":3}"#,
+            ),
+            Reply::text("Read."),
+        ],
+        &format!(
+            "mcpServers:\n  everything:\n    command: {}\n    args: [stdio]\nmcp:\n  startTimeout: 30\n  lazy: never\n",
+            everything.display()
+        ),
+    );
+    let out = run_bounded(w.command(&["-p", "read them"]), None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let results = tool_results(&w);
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results[0].contains(
+            "[resource: demo://resource/dynamic/text/2]\nResource 2: This is a plaintext resource"
+        ),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains(
+            "[resource: demo://resource/dynamic/blob/3]\nResource 3: This is a base64 blob"
+        ),
+        "{}",
+        results[1]
+    );
+    assert!(
+        !results.iter().any(|r| r.contains("not shown")),
+        "{results:?}"
+    );
+}
+
 /// The byte size of a request's `tools` and of the whole body.
 fn sizes(body: &serde_json::Value) -> (usize, usize) {
     (body["tools"].to_string().len(), body.to_string().len())

@@ -1,8 +1,9 @@
-//! A tool result as text for the model: text content as it is, a picture
-//! in a format models read (PNG, JPEG, GIF, WebP) kept beside the text,
-//! and one line in place of what a model cannot read (audio, resources,
-//! other images).
+//! A tool result as text for the model: text content as it is, an embedded
+//! resource's text under a line naming it, a picture in a format models
+//! read (PNG, JPEG, GIF, WebP) kept beside the text, and one line in place
+//! of what a model cannot read (audio, binary resources, other images).
 
+use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 /// What a call gave, as text.
@@ -33,17 +34,7 @@ const PICTURES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"
 /// content at all; `(no output)` when there is nothing.
 pub fn shape(result: &CallToolResult) -> CallOutput {
     let mut parts: Vec<String> = result.content.iter().map(block_text).collect();
-    let pictures = result
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Image(i) if PICTURES.contains(&i.mime_type.as_str()) => Some(Picture {
-                mime_type: i.mime_type.clone(),
-                data: i.data.clone(),
-            }),
-            _ => None,
-        })
-        .collect();
+    let pictures = result.content.iter().filter_map(picture).collect();
     if parts.is_empty()
         && let Some(structured) = &result.structured_content
         && !structured.is_null()
@@ -62,12 +53,33 @@ pub fn shape(result: &CallToolResult) -> CallOutput {
     }
 }
 
+/// The picture a block holds, in a format models read: an image, or an
+/// embedded resource whose blob is one.
+fn picture(block: &ContentBlock) -> Option<Picture> {
+    let (mime_type, data) = match block {
+        ContentBlock::Image(i) => (i.mime_type.as_str(), &i.data),
+        ContentBlock::Resource(r) => match &r.resource {
+            ResourceContents::BlobResourceContents {
+                mime_type: Some(m),
+                blob,
+                ..
+            } => (m.as_str(), blob),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    PICTURES.contains(&mime_type).then(|| Picture {
+        mime_type: mime_type.to_string(),
+        data: data.clone(),
+    })
+}
+
 fn block_text(block: &ContentBlock) -> String {
+    if let Some(p) = picture(block) {
+        return format!("[image: {}, {} bytes]", p.mime_type, base64_len(&p.data));
+    }
     match block {
         ContentBlock::Text(t) => t.text.clone(),
-        ContentBlock::Image(i) if PICTURES.contains(&i.mime_type.as_str()) => {
-            format!("[image: {}, {} bytes]", i.mime_type, base64_len(&i.data))
-        }
         ContentBlock::Image(i) => format!(
             "[image: {}, {} bytes, not shown]",
             i.mime_type,
@@ -80,24 +92,24 @@ fn block_text(block: &ContentBlock) -> String {
         ),
         ContentBlock::Resource(r) => match &r.resource {
             ResourceContents::TextResourceContents { uri, text, .. } => {
-                format!(
-                    "[resource: {uri}, {} characters, not shown]",
-                    text.chars().count()
-                )
+                format!("[resource: {uri}]\n{text}")
             }
             ResourceContents::BlobResourceContents {
                 uri,
                 mime_type,
                 blob,
                 ..
-            } => format!(
-                "[resource: {uri}, {}{} bytes, not shown]",
-                mime_type
-                    .as_deref()
-                    .map(|m| format!("{m}, "))
-                    .unwrap_or_default(),
-                base64_len(blob)
-            ),
+            } => match blob_text(mime_type.as_deref(), blob) {
+                Some(text) => format!("[resource: {uri}]\n{text}"),
+                None => format!(
+                    "[resource: {uri}, {}{} bytes, not shown]",
+                    mime_type
+                        .as_deref()
+                        .map(|m| format!("{m}, "))
+                        .unwrap_or_default(),
+                    base64_len(blob)
+                ),
+            },
             #[allow(unreachable_patterns)]
             _ => "[resource, not shown]".to_string(),
         },
@@ -107,6 +119,27 @@ fn block_text(block: &ContentBlock) -> String {
         #[allow(unreachable_patterns)]
         _ => "[content of an unknown kind, not shown]".to_string(),
     }
+}
+
+/// A blob resource's text, when its type says text (or says nothing) and
+/// its bytes are UTF-8 without NULs: servers send text files as blobs too.
+fn blob_text(mime_type: Option<&str>, blob: &str) -> Option<String> {
+    let textual = mime_type.is_none_or(|m| {
+        let m = m.split(';').next().unwrap_or(m).trim();
+        m.starts_with("text/")
+            || ["json", "xml", "yaml", "toml", "javascript", "x-sh", "csv"]
+                .iter()
+                .any(|t| m.ends_with(t))
+    });
+    if !textual {
+        return None;
+    }
+    let compact: String = blob.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    (!text.contains('\0')).then_some(text)
 }
 
 /// The decoded size of base64 `data`, without decoding it.
@@ -133,8 +166,12 @@ mod tests {
                 {"type": "image", "data": "AAAA", "mimeType": "image/png"},
                 {"type": "image", "data": "AAAA", "mimeType": "image/tiff"},
                 {"type": "audio", "data": "AAAAAA==", "mimeType": "audio/wav"},
-                {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "abc"}},
+                {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "abc\ndef"}},
                 {"type": "resource", "resource": {"uri": "x:b", "blob": "AAAA", "mimeType": "application/gzip"}},
+                {"type": "resource", "resource": {"uri": "x:t", "blob": "aGkK", "mimeType": "text/plain; charset=utf-8"}},
+                {"type": "resource", "resource": {"uri": "x:j", "blob": "eyJhIjox\nfQ==", "mimeType": "application/json"}},
+                {"type": "resource", "resource": {"uri": "x:n", "blob": "AAAA", "mimeType": "text/plain"}},
+                {"type": "resource", "resource": {"uri": "x:p", "blob": "BBBB", "mimeType": "image/png"}},
                 {"type": "resource_link", "uri": "x:c", "name": "c"}
             ],
             "isError": true
@@ -146,17 +183,31 @@ mod tests {
              [image: image/png, 3 bytes]\n\
              [image: image/tiff, 3 bytes, not shown]\n\
              [audio: audio/wav, 4 bytes, not shown]\n\
-             [resource: file:///a.txt, 3 characters, not shown]\n\
+             [resource: file:///a.txt]\n\
+             abc\n\
+             def\n\
              [resource: x:b, application/gzip, 3 bytes, not shown]\n\
+             [resource: x:t]\n\
+             hi\n\n\
+             [resource: x:j]\n\
+             {\"a\":1}\n\
+             [resource: x:n, text/plain, 3 bytes, not shown]\n\
+             [image: image/png, 3 bytes]\n\
              [resource link: x:c (c)]"
         );
         assert!(out.is_error);
         assert_eq!(
             out.pictures,
-            [Picture {
-                mime_type: "image/png".into(),
-                data: "AAAA".into()
-            }]
+            [
+                Picture {
+                    mime_type: "image/png".into(),
+                    data: "AAAA".into()
+                },
+                Picture {
+                    mime_type: "image/png".into(),
+                    data: "BBBB".into()
+                }
+            ]
         );
     }
 
