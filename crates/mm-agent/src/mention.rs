@@ -12,7 +12,7 @@
 //!
 //! A picture's path attaches without the `@`: a terminal pastes a file
 //! dropped on it as its path (`/home/me/shot.png`, quoted or with `\ `
-//! when it has spaces; `~/…`; a file manager's `file:///…` URL), and the
+//! when it has spaces; `~/…`; a file manager's `file:` URL), and the
 //! user meant the picture.
 
 use std::path::Path;
@@ -88,13 +88,8 @@ pub fn pasted(text: &str) -> Vec<String> {
     pasted_words(text)
         .into_iter()
         .filter_map(|word| {
-            let path = if let Some(url) = word.strip_prefix("file://") {
-                url::Url::parse(&format!("file://{url}"))
-                    .ok()?
-                    .to_file_path()
-                    .ok()?
-                    .display()
-                    .to_string()
+            let path = if word.starts_with("file://") {
+                local_file(&word)?.display().to_string()
             } else if word.starts_with("~/") {
                 home.expand_tilde(Path::new(&word)).display().to_string()
             } else {
@@ -150,7 +145,24 @@ fn pasted_words(text: &str) -> Vec<String> {
 /// Whether `text` starts like a pasted path: absolute, in the home
 /// folder, or a `file:` URL.
 fn starts_like_a_path(text: &str) -> bool {
-    text.starts_with('/') || text.starts_with("~/") || text.starts_with("file:///")
+    text.starts_with('/') || text.starts_with("~/") || text.starts_with("file://")
+}
+
+/// The path of a `file:` URL on this machine: no host, `localhost`, or
+/// this machine's name (some file managers write it); another host's file
+/// is not here.
+fn local_file(word: &str) -> Option<std::path::PathBuf> {
+    let url = url::Url::parse(word).ok()?;
+    if let Some(host) = url.host_str().filter(|h| !h.is_empty()) {
+        let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        if !host.eq_ignore_ascii_case("localhost") && !host.eq_ignore_ascii_case(here.trim()) {
+            return None;
+        }
+        // The same path without the host.
+        let local = url::Url::parse(&format!("file://{}", url.path())).ok()?;
+        return local.to_file_path().ok();
+    }
+    url.to_file_path().ok()
 }
 
 /// The word at the start of `text`, `\ ` and `\\` unescaped, and its
@@ -443,7 +455,14 @@ mod tests {
         );
         let home = mm_config::BaseDirs::from_process().expand_tilde(Path::new("~/d.png"));
         assert_eq!(pasted("~/d.png"), [home.display().to_string()]);
-        assert!(pasted("x~/d.png file://host/e.png").is_empty());
+        assert!(pasted("x~/d.png file://elsewhere.example/e.png").is_empty());
+        assert_eq!(pasted("file://localhost/e.png"), ["/e.png"]);
+        let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        assert_eq!(
+            pasted(&format!("file://{}/f%20g.png", here.trim())),
+            ["/f g.png"],
+            "this machine's own name is here"
+        );
         assert!(pasted("/a.png /a.png").len() == 1);
     }
 
