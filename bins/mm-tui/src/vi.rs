@@ -721,36 +721,36 @@ fn bracketed(
     };
     let mut pair = None;
     for _ in 0..count {
-        let mut depth = 0usize;
-        let o = (0..start).rev().find(|&i| {
-            if text[i] == close {
-                depth += 1;
-            } else if text[i] == open {
-                if depth == 0 {
-                    return true;
-                }
-                depth -= 1;
-            }
-            false
-        })?;
-        let mut depth = 0usize;
-        let c = (o + 1..text.len()).find(|&i| {
-            if text[i] == open {
-                depth += 1;
-            } else if text[i] == close {
-                if depth == 0 {
-                    return true;
-                }
-                depth -= 1;
-            }
-            false
-        })?;
+        let o = unmatched(&text, (0..start).rev(), open, close)?;
+        let c = unmatched(&text, o + 1..text.len(), close, open)?;
         pair = Some((o, c));
         start = o;
     }
     let (o, c) = pair?;
     let (a, b) = if around { (o, c + 1) } else { (o + 1, c) };
     Some((position(&text, a), position(&text, b)))
+}
+
+/// The first `want` over `indices` that no `nested` before it pairs
+/// with: the bracket that closes (or opens) the one the search left.
+fn unmatched(
+    text: &[char],
+    indices: impl Iterator<Item = usize>,
+    want: char,
+    nested: char,
+) -> Option<usize> {
+    let mut depth = 0usize;
+    for i in indices {
+        if text[i] == nested {
+            depth += 1;
+        } else if text[i] == want {
+            if depth == 0 {
+                return Some(i);
+            }
+            depth -= 1;
+        }
+    }
+    None
 }
 
 /// The (row, column) of a character index in the box's joined text.
