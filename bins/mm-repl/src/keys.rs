@@ -342,6 +342,92 @@ impl Drop for KeyWatch {
     }
 }
 
+/// SIGINT as a signal. While the line editor reads or a turn's key watch
+/// runs, the terminal is raw and Ctrl-C is a key; a Ctrl-C pressed in the
+/// instant between two reads, or a signal another process sends, comes as
+/// SIGINT. It counts as Ctrl-C: it stops what runs, and between two reads
+/// it arms the quit like Ctrl-C on an empty line.
+pub struct Interrupts {
+    /// A SIGINT came that nothing has acted on yet.
+    pending: Arc<AtomicBool>,
+    /// Wakes the task that stops what runs.
+    arrived: Arc<tokio::sync::Notify>,
+}
+
+impl Interrupts {
+    /// Catch SIGINT from now on; `None` when it cannot be (then it ends mm,
+    /// as before).
+    pub fn watch() -> Option<Interrupts> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut sigint = match signal(SignalKind::interrupt()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("cannot watch SIGINT: {e}");
+                return None;
+            }
+        };
+        let pending = Arc::new(AtomicBool::new(false));
+        let arrived = Arc::new(tokio::sync::Notify::new());
+        let (p, a) = (pending.clone(), arrived.clone());
+        tokio::spawn(async move {
+            while sigint.recv().await.is_some() {
+                p.store(true, Ordering::SeqCst);
+                a.notify_one();
+            }
+        });
+        Some(Interrupts { pending, arrived })
+    }
+
+    /// Build the line editor with `make`, then take SIGINT back: the editor
+    /// installs a handler of its own for its whole life, which holds the
+    /// signal until the next read and turns it into a stray interrupt
+    /// there (a Ctrl-C between two reads was lost that way, and a turn
+    /// could not be stopped with a signal).
+    pub fn keep<T>(&self, make: impl FnOnce() -> T) -> T {
+        // SAFETY: sigaction reads and writes a zeroed struct of its own
+        // type; the action put back is the one read, mm's own handler.
+        let mut ours: libc::sigaction = unsafe { std::mem::zeroed() };
+        let read = unsafe { libc::sigaction(libc::SIGINT, std::ptr::null(), &mut ours) } == 0;
+        let made = make();
+        if read {
+            // SAFETY: as above.
+            unsafe { libc::sigaction(libc::SIGINT, &ours, std::ptr::null_mut()) };
+        }
+        made
+    }
+
+    /// Whether a SIGINT came since the last look, once.
+    pub fn take(&self) -> bool {
+        self.pending.swap(false, Ordering::SeqCst)
+    }
+
+    /// Until the guard drops, a SIGINT cancels `cancel` (and is used up).
+    /// One that came before (at the prompt, sent from outside) is dropped:
+    /// it was not meant for this work.
+    pub fn stop_on(&self, cancel: CancellationToken) -> StopOnInterrupt {
+        self.pending.store(false, Ordering::SeqCst);
+        let (pending, arrived) = (self.pending.clone(), self.arrived.clone());
+        StopOnInterrupt(tokio::spawn(async move {
+            loop {
+                // One that came before the wait is not missed: its permit waits.
+                arrived.notified().await;
+                if pending.swap(false, Ordering::SeqCst) {
+                    cancel.cancel();
+                }
+            }
+        }))
+    }
+}
+
+/// Stops watching SIGINT for one turn when dropped.
+pub struct StopOnInterrupt(tokio::task::JoinHandle<()>);
+
+impl Drop for StopOnInterrupt {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

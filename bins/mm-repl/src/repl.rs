@@ -14,7 +14,7 @@ use rustyline::{CompletionType, Config as EditorConfig, Editor};
 use tokio_util::sync::CancellationToken;
 
 use crate::complete::MmHelper;
-use crate::keys::{Controls, KeyWatch};
+use crate::keys::{Controls, Interrupts, KeyWatch};
 use crate::screen::Layout;
 use crate::style::Style;
 use crate::term::{TermOptions, TermSink};
@@ -43,6 +43,8 @@ pub struct Repl {
     ctrl_c: crate::complete::InterruptKey,
     /// When Ctrl-C was last pressed on an empty line (a second one quits).
     armed: Option<std::time::Instant>,
+    /// SIGINT outside the line editor.
+    interrupts: Option<Interrupts>,
 }
 
 /// What a command asks the loop to do next.
@@ -68,6 +70,7 @@ impl Repl {
             from_list: false,
             ctrl_c: crate::complete::InterruptKey::default(),
             armed: None,
+            interrupts: None,
         }
     }
 
@@ -88,6 +91,7 @@ impl Repl {
     }
 
     async fn session(&mut self, resumed: Option<String>) -> u8 {
+        self.interrupts = Interrupts::watch();
         self.banner();
         if let Some(line) = resumed {
             self.say_resumed(&line);
@@ -104,6 +108,10 @@ impl Repl {
             }
         };
         loop {
+            // A SIGINT between two reads was a Ctrl-C at the prompt.
+            if self.interrupts.as_ref().is_some_and(Interrupts::take) && self.interrupted(true) {
+                return 0;
+            }
             let Some(ed) = editor.take() else {
                 return 1;
             };
@@ -158,15 +166,8 @@ impl Repl {
                 // Ctrl-C at the prompt clears the line; on an empty line,
                 // a second one soon after quits.
                 Err(ReadlineError::Interrupted) => {
-                    if self.ctrl_c.take_was_empty() {
-                        let window = mm_ui::words::QUIT_WINDOW;
-                        if self.armed.is_some_and(|at| at.elapsed() <= window) {
-                            return 0;
-                        }
-                        self.armed = Some(std::time::Instant::now());
-                        self.sink.say_dim(mm_ui::words::QUIT_HINT);
-                    } else {
-                        self.armed = None;
+                    if self.interrupted(self.ctrl_c.take_was_empty()) {
+                        return 0;
                     }
                     editor = Some(ed);
                 }
@@ -180,6 +181,30 @@ impl Repl {
         }
     }
 
+    /// Ctrl-C at the prompt: on an empty line the first arms the quit and
+    /// says so, a second soon after quits (true); on a draft it disarms.
+    fn interrupted(&mut self, empty_line: bool) -> bool {
+        if !empty_line {
+            self.armed = None;
+            return false;
+        }
+        let window = mm_ui::words::QUIT_WINDOW;
+        if self.armed.is_some_and(|at| at.elapsed() <= window) {
+            return true;
+        }
+        self.armed = Some(std::time::Instant::now());
+        self.sink.say_dim(mm_ui::words::QUIT_HINT);
+        false
+    }
+
+    /// Until dropped, a SIGINT stops `cancel`'s work.
+    fn stop_on_interrupt(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Option<crate::keys::StopOnInterrupt> {
+        self.interrupts.as_ref().map(|i| i.stop_on(cancel.clone()))
+    }
+
     fn editor(&self) -> rustyline::Result<Ed> {
         let mode = match self.agent.config().edit_mode {
             mm_agent::config::EditMode::Vi => rustyline::EditMode::Vi,
@@ -191,7 +216,10 @@ impl Repl {
             .completion_type(CompletionType::List)
             .max_history_size(2000)?
             .build();
-        let mut ed: Ed = Editor::with_config(config)?;
+        let mut ed: Ed = match &self.interrupts {
+            Some(interrupts) => interrupts.keep(|| Editor::with_config(config))?,
+            None => Editor::with_config(config)?,
+        };
         ed.set_helper(Some(MmHelper {
             cwd: self.agent.cwd().to_path_buf(),
             commands: self.agent.commands().clone(),
@@ -271,12 +299,13 @@ impl Repl {
                 let keys = command
                     .takes_time()
                     .then(|| KeyWatch::start(&self.controls, cancel.clone()));
+                let signal = self.stop_on_interrupt(&cancel);
                 let sink: Arc<dyn Sink> = self.sink.clone();
                 let outcome = self
                     .agent
                     .run_command(command, argument, Front::Repl, sink, cancel)
                     .await;
-                drop(keys);
+                drop((keys, signal));
                 outcome
             }
         };
@@ -286,10 +315,11 @@ impl Repl {
     async fn turn(&mut self, question: &str) {
         let cancel = CancellationToken::new();
         let keys = KeyWatch::start(&self.controls, cancel.clone());
+        let signal = self.stop_on_interrupt(&cancel);
         let sink: Arc<dyn Sink> = self.sink.clone();
         self.sink.turn_running(true);
         self.agent.ask(question, sink, cancel).await;
-        drop(keys);
+        drop((keys, signal));
         self.sink.turn_running(false);
         self.sink.say("");
     }

@@ -105,6 +105,35 @@ fn ctrl_c_stops_a_streaming_answer_clears_a_draft_and_twice_on_an_empty_line_qui
     assert!(ended, "a second Ctrl-C on an empty line must quit");
 }
 
+/// A SIGINT that reaches mm as a signal (sent by another process, or a
+/// Ctrl-C pressed while the line editor is between two reads) counts as
+/// Ctrl-C: it stops the turn, and mm goes on. Before, it ended mm on the
+/// spot.
+#[test]
+fn a_sigint_signal_stops_the_turn_and_mm_goes_on() {
+    let w = World::new(
+        vec![
+            stalled("Part one of the answer.\n\n", 12_000, "Never shown."),
+            Reply::text("Second answer."),
+        ],
+        "",
+    );
+    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
+    expect(&mut s, PROMPT);
+    type_line(&mut s, "a long answer please");
+    expect(&mut s, "Part one of the answer.");
+    let pid = s.get_process().pid().as_raw();
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let stopped = expect(&mut s, PROMPT);
+    assert!(stopped.contains("[cancelled]"), "{:?}", plain(&stopped));
+    assert!(s.get_process().is_alive().unwrap());
+    type_line(&mut s, "and now?");
+    expect(&mut s, "Second answer.");
+    expect(&mut s, PROMPT);
+    quit(s);
+}
+
 #[test]
 fn an_answer_shows_line_by_line_under_one_status_line() {
     let first = "The plan has a long first paragraph that a real model writes as one line \
