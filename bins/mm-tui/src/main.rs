@@ -55,7 +55,7 @@ fn main() -> ExitCode {
         if cli.flags.session.resume_from_list() {
             app.type_line("/resume");
         }
-        let events = crossterm::event::EventStream::new();
+        let events = futures::stream::select(crossterm::event::EventStream::new(), interrupts().boxed());
         let caught = Arc::new(AtomicI32::new(0));
         let result = app
             .run(&mut term, events, signals(caught.clone()).boxed())
@@ -88,6 +88,24 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
+    })
+}
+
+/// SIGINT as the Ctrl-C key. The window keeps the terminal raw, so Ctrl-C
+/// is a key; a SIGINT comes from another process, and means what the key
+/// means (stop the turn, clear the draft, twice quits) rather than ending
+/// mm with the terminal left in the window's state.
+fn interrupts() -> impl futures::Stream<Item = std::io::Result<crossterm::event::Event>> {
+    use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    use tokio::signal::unix::{SignalKind, signal};
+    let sigint = signal(SignalKind::interrupt())
+        .map_err(|e| tracing::warn!("cannot watch SIGINT: {e}"))
+        .ok();
+    futures::stream::unfold(sigint, |sigint| async move {
+        let mut sigint = sigint?;
+        sigint.recv().await?;
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        Some((Ok(Event::Key(ctrl_c)), Some(sigint)))
     })
 }
 

@@ -1036,6 +1036,47 @@ fn ctrl_c_stops_a_streaming_answer_clears_a_draft_and_twice_on_an_empty_input_qu
     assert!(status.success());
 }
 
+/// A SIGINT from another process means the Ctrl-C key: it stops the turn
+/// and the window goes on; two on an idle window quit it cleanly (exit 0,
+/// the terminal given back). Before, it ended mm on the spot.
+#[test]
+fn a_sigint_signal_is_the_ctrl_c_key() {
+    let w = World::with(
+        vec![
+            stalled("Part one of the answer.", 12_000, " Never shown."),
+            Reply::text("After the stop."),
+        ],
+        "",
+    );
+    let mut win = w.spawn();
+    win.wait_for("context 0% of 32k");
+    win.type_line("a long answer please");
+    win.wait_for("Part one of the answer.");
+    let pid = win.child.process_id().unwrap() as i32;
+    // SAFETY: kill(2) on the child we spawned.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    win.wait_for_idle("[cancelled]");
+    win.type_line("and now?");
+    win.wait_for_idle("After the stop.");
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    win.wait_for(mm_ui::words::QUIT_HINT);
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let deadline = Instant::now() + BOUND;
+    let status = loop {
+        if let Some(status) = win.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "two SIGINTs did not quit the window"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+    let raw = String::from_utf8_lossy(&win.raw.lock().unwrap()).to_string();
+    assert!(raw.contains("\x1b[?1049l"), "the alternate screen was left");
+}
+
 /// Issue 37, point 5: messages typed during a turn are queued, shown, and
 /// sent when it ends; Esc puts them back in the input.
 #[test]
