@@ -284,9 +284,11 @@ async fn ask(agent: &mut Agent, question: &str, run: Run<'_>, announce: bool) ->
     let controls = Arc::new(Controls::default());
     let cancel = CancellationToken::new();
     // With a terminal on stdin, Escape/Ctrl-C and a/s/r work as in the
-    // REPL; without one, SIGINT cancels the turn.
+    // REPL; SIGINT (without a terminal, or sent by another process)
+    // cancels the turn, which then ends as cancelled (exit 130) after
+    // mm's own shutdown.
     let keys = KeyWatch::start(&controls, cancel.clone());
-    if keys.is_none() {
+    {
         let cancel = cancel.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {

@@ -134,6 +134,32 @@ fn a_sigint_signal_stops_the_turn_and_mm_goes_on() {
     quit(s);
 }
 
+/// `mm-repl -p` on a terminal: the key watch owns Ctrl-C, and a SIGINT sent
+/// by another process cancels the turn too (exit 130, as without a
+/// terminal) instead of ending mm before its shutdown.
+#[test]
+fn a_sigint_signal_cancels_a_one_shot_answer_on_a_terminal() {
+    let w = World::new(
+        vec![stalled(
+            "Part one of the answer.\n\n",
+            12_000,
+            "Never shown.",
+        )],
+        "",
+    );
+    let mut s = w.pty(&["-p", "a long answer please"], &[("NO_COLOR", "1")]);
+    expect(&mut s, "Part one of the answer.");
+    let pid = s.get_process().pid();
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid.as_raw(), libc::SIGINT) }, 0);
+    let status = s.get_process().wait().unwrap();
+    assert_eq!(
+        status,
+        expectrl::process::unix::WaitStatus::Exited(pid, 130),
+        "cancelled, not killed by the signal"
+    );
+}
+
 #[test]
 fn an_answer_shows_line_by_line_under_one_status_line() {
     let first = "The plan has a long first paragraph that a real model writes as one line \
