@@ -430,3 +430,71 @@ fn in_git_no_filter_of_the_repository_runs_before_approval_or_ever() {
 fn outside_git_no_filter_of_the_users_configuration_runs() {
     filters_never_run(false);
 }
+
+/// A first checkpoint outside git reads every file, which takes seconds in
+/// a large folder. A cancelled turn must not wait for it: the git command
+/// recording it is killed and the call never runs. A `git` first on PATH
+/// stands in for a slow one: it hangs where the files are added.
+#[test]
+fn cancelling_while_the_checkpoint_is_recorded_stops_it_and_runs_nothing() {
+    let w = World::new(
+        vec![
+            Reply::tool_call("c1", "bash", r#"{"command":"touch ran.txt"}"#),
+            Reply::text("unused"),
+        ],
+        "",
+    );
+    // A file to record: an empty folder adds nothing.
+    std::fs::write(w.cwd.join("a.txt"), "a\n").unwrap();
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let bin = w.cwd.join("../slow-git-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let marker = w.cwd.join("../adding");
+    let script = format!(
+        "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = update-index ]; then\n    touch '{}'\n    exec sleep 31.7\n  fi\ndone\nexec '{}' \"$@\"\n",
+        marker.display(),
+        real.trim()
+    );
+    let fake = bin.join("git");
+    std::fs::write(&fake, script).unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let mut cmd = w.command(&["-p", "make a file"]);
+    cmd.env("PATH", path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    if !wait_for(Duration::from_secs(20), || marker.exists()) {
+        let _ = child.kill();
+        panic!("the checkpoint never reached git update-index");
+    }
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let ended = wait_for(Duration::from_secs(10), || {
+        child.try_wait().unwrap().is_some()
+    });
+    if !ended {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        ended,
+        "the turn waited for the checkpoint: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(!w.cwd.join("ran.txt").exists(), "the call ran");
+    assert!(
+        mm_test_support::procs::with_cmdline("sleep 31.7").is_empty(),
+        "the checkpoint's git outlived the turn"
+    );
+}

@@ -1056,10 +1056,20 @@ impl Agent {
                 i + 1
             };
             let group = &calls[i..end];
-            if group.iter().any(|c| self.toolbox.may_change_files(&c.name))
-                && let Some(text) = self.rewinder.before_change().await
-            {
-                sink.event(Event::Notice { text });
+            if group.iter().any(|c| self.toolbox.may_change_files(&c.name)) {
+                if self.rewinder.will_record() {
+                    sink.event(Event::Status {
+                        text: checkpoint::RECORDING.into(),
+                    });
+                }
+                if let Some(text) = self.rewinder.before_change(cancel).await {
+                    sink.event(Event::Notice { text });
+                }
+                // Esc while the files were being recorded: nothing runs.
+                if cancel.is_cancelled() {
+                    self.close_calls(calls, i);
+                    return Some(TurnOutcome::Cancelled);
+                }
             }
             // On disk while they run: the calls as started.
             self.save_running(sink, group);

@@ -15,6 +15,11 @@ use mm_checkpoint::{Change, ChangeKind, Checkpoint, CheckpointError, Checkpoints
 use mm_config::CheckpointSettings;
 use mm_store::{CheckpointLog, TurnCheckpoint, title_from};
 use time::OffsetDateTime;
+use tokio_util::sync::CancellationToken;
+
+/// The spinner's words while the first change of a turn waits for its
+/// checkpoint.
+pub const RECORDING: &str = "Recording a checkpoint";
 
 /// Most files named in the history line of an undo or a redo.
 const NAMED_FILES: usize = 20;
@@ -148,10 +153,19 @@ impl Rewinder {
         }
     }
 
+    /// Whether [`Rewinder::before_change`] would record now (the first
+    /// change of a turn, checkpoints on): the front end then says so, since
+    /// a first checkpoint of a large folder takes a while.
+    pub fn will_record(&self) -> bool {
+        !self.tried && self.settings.enabled
+    }
+
     /// Before a call that may change files: record the files once per turn.
     /// `Some(text)` is a notice for the user (checkpoints unavailable, said
-    /// once per session; a checkpoint that failed).
-    pub async fn before_change(&mut self) -> Option<String> {
+    /// once per session; a checkpoint that failed). Cancelling stops the
+    /// recording at once (its git command killed), with no notice: the
+    /// turn ends and runs nothing.
+    pub async fn before_change(&mut self, cancel: &CancellationToken) -> Option<String> {
         if self.tried || !self.settings.enabled {
             return None;
         }
@@ -162,7 +176,18 @@ impl Rewinder {
             Err(RewindError::Unavailable(why)) if first_open => return Some(why),
             Err(_) => return None,
         };
-        match blocking(move || handle.record()).await {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stoppable = handle.stopped_by(stop.clone());
+        let mut recording = std::pin::pin!(blocking(move || stoppable.record()));
+        let recorded = tokio::select! {
+            recorded = &mut recording => recorded,
+            () = cancel.cancelled() => {
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                // Ends at once: the git command is killed, none other starts.
+                recording.await
+            }
+        };
+        match recorded {
             Ok(recorded) => {
                 let before = recorded.checkpoint.to_string();
                 if self.log.start.is_none() {
@@ -177,6 +202,7 @@ impl Rewinder {
                 self.taken = true;
                 None
             }
+            Err(CheckpointError::Stopped) => None,
             Err(e) => Some(format!(
                 "no checkpoint before this turn's changes (/undo cannot undo them): {e}"
             )),

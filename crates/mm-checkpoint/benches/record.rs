@@ -119,6 +119,19 @@ fn main() {
         cps.record().unwrap();
     });
     row("git repository, 20 files changed", ours, base);
+    // As a turn records: stoppable, its git commands watched for a stop.
+    // The baseline here is the same checkpoint without a stop.
+    let stoppable = cps.stopped_by(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(
+        false,
+    )));
+    let watched = time(|| {
+        stoppable.record().unwrap();
+    });
+    row(
+        "the same, stoppable (baseline: the same without a stop)",
+        watched,
+        ours,
+    );
 
     let before = cps.record().unwrap().checkpoint;
     for i in 0..10 {

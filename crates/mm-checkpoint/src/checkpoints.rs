@@ -6,6 +6,8 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime};
 
 use crate::error::CheckpointError;
@@ -137,6 +139,7 @@ impl Checkpoints {
             env,
             cwd: folder.clone(),
             prefix: Vec::new(),
+            stop: None,
         };
         let scratch = Scratch::new(None)?;
         let found = probe
@@ -194,6 +197,17 @@ impl Checkpoints {
             Location::Private { store } => Scratch::new(Some(store)),
             Location::Repository { .. } => Scratch::new(None),
         }
+    }
+
+    /// The same checkpoints, whose git commands stop (the running one
+    /// killed) once `stop` is set: their work then ends in
+    /// [`CheckpointError::Stopped`]. A first checkpoint outside git reads
+    /// every file, which takes seconds in a large folder; a cancelled turn
+    /// must not wait for it.
+    pub fn stopped_by(&self, stop: Arc<AtomicBool>) -> Checkpoints {
+        let mut stoppable = self.clone();
+        stoppable.git.stop = Some(stop);
+        stoppable
     }
 
     /// Record the files as they are now.
@@ -656,6 +670,7 @@ mod tests {
                 env: Vec::new(),
                 cwd: PathBuf::from("/r"),
                 prefix: Vec::new(),
+                stop: None,
             },
             top: PathBuf::from("/r"),
             prefix: PathBuf::from(prefix),

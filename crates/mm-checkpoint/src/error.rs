@@ -32,6 +32,10 @@ pub enum CheckpointError {
     /// file under it would be too costly.
     #[error("{}: not a project folder (the home directory or /); checkpoints are off here", .0.display())]
     TooBroad(PathBuf),
+    /// The caller stopped the work (a turn was cancelled while its
+    /// checkpoint was being recorded); the git command running was killed.
+    #[error("stopped before it was recorded")]
+    Stopped,
     /// A text that is not a checkpoint id (40 or 64 lowercase hex digits).
     #[error("not a checkpoint id: {0:?}")]
     BadId(String),

@@ -681,3 +681,22 @@ fn an_edit_in_the_same_second_as_the_users_last_add_is_recorded() {
     done(cps.restore(&before, &after, false).unwrap());
     assert_eq!(read(&file).unwrap(), "2\n");
 }
+
+/// A stopped recording ends in `Stopped` without starting git, and the
+/// same checkpoints record as before once the stop is not theirs.
+#[test]
+fn a_stopped_recording_ends_at_once_and_the_next_one_works() {
+    let w = World::new();
+    let dir = w.path("plain");
+    write(&dir.join("a.txt"), "a\n");
+    let cps = w.open(&dir);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let stopped = cps.stopped_by(stop).record();
+    assert!(
+        matches!(stopped, Err(CheckpointError::Stopped)),
+        "{stopped:?}"
+    );
+    let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    assert!(cps.stopped_by(running).record().is_ok());
+    assert!(cps.record().is_ok());
+}
