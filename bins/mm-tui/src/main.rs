@@ -55,7 +55,8 @@ fn main() -> ExitCode {
         if cli.flags.session.resume_from_list() {
             app.type_line("/resume");
         }
-        let events = futures::stream::select(crossterm::event::EventStream::new(), interrupts().boxed());
+        let events =
+            futures::stream::select(crossterm::event::EventStream::new(), interrupts().boxed());
         let caught = Arc::new(AtomicI32::new(0));
         let result = app
             .run(&mut term, events, signals(caught.clone()).boxed())

@@ -452,7 +452,7 @@ fn status(frame: &mut Frame, t: &Transcript, ui: &Ui, areas: &Areas) {
     };
     // The mode is always there, first; vi's normal mode before it.
     let vi = match ui.vi {
-        Some(v) if v.visual => "-- VISUAL -- · ",
+        Some(v) if v.visual && ui.input.is_selecting() => "-- VISUAL -- · ",
         Some(v) if v.normal => "-- NORMAL -- · ",
         _ => "",
     };

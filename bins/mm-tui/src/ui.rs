@@ -198,7 +198,7 @@ impl Ui {
     }
 
     pub fn set_text(&mut self, text: &str) {
-        self.input = new_input();
+        self.fresh_input();
         self.input.insert_str(text);
         self.input.move_cursor(CursorMove::Bottom);
         self.input.move_cursor(CursorMove::End);
@@ -207,8 +207,16 @@ impl Ui {
     /// Empty the input, returning what it held.
     pub fn take_text(&mut self) -> String {
         let text = self.text();
-        self.input = new_input();
+        self.fresh_input();
         text
+    }
+
+    /// A new, empty input that keeps what the last cut or copy took
+    /// (Ctrl-Y and vi's `p` put it into the next question too).
+    fn fresh_input(&mut self) {
+        let copy = self.input.yank_text();
+        self.input = new_input();
+        self.input.set_yank_text(copy);
     }
 
     /// Rows the input needs at `width`.
@@ -257,6 +265,17 @@ fn new_input() -> TextArea<'static> {
 mod tests {
     use super::*;
     use crate::transcript::EntryKind;
+
+    #[test]
+    fn what_was_cut_outlives_the_question() {
+        let mut ui = Ui::new("m", "/", "0");
+        ui.set_text("take this");
+        ui.input.move_cursor(CursorMove::Head);
+        ui.input.delete_line_by_end();
+        assert_eq!(ui.take_text(), "");
+        ui.set_text("an older question");
+        assert_eq!(ui.input.yank_text(), "take this", "Ctrl-Y and p still put it");
+    }
 
     #[test]
     fn history_walks_back_and_returns_to_the_draft() {

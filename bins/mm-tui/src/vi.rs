@@ -42,6 +42,9 @@ pub struct Vi {
     /// Characters in the copy the last whole-line delete or copy made:
     /// while the copy still has that length, `p` puts lines.
     line_copy: Option<usize>,
+    /// The last change was `r` or `~`, two edits of the box (a delete and
+    /// an insert): `u` takes both back.
+    paired: bool,
 }
 
 /// The keys of an unfinished command: `3`, `d`, `d2`, `di`, `f`, `g`, `r`.
@@ -78,9 +81,12 @@ enum Motion {
     Head,
     FirstNonBlank,
     End,
-    WordForward,
-    WordBack,
-    WordEnd,
+    /// `w` (`W` when true: blank-separated WORDs).
+    WordForward(bool),
+    /// `b` / `B`.
+    WordBack(bool),
+    /// `e` / `E`.
+    WordEnd(bool),
     /// `f`/`F`/`t`/`T` and the character.
     Find(char, char),
     /// `gg` (and `G` with a count): a line, counted from 1.
@@ -94,7 +100,7 @@ enum Motion {
 impl Motion {
     /// An operator over it takes the character it lands on too.
     fn inclusive(self) -> bool {
-        matches!(self, Motion::WordEnd)
+        matches!(self, Motion::WordEnd(_))
             || matches!(self, Motion::Find(k, _) if k == 'f' || k == 't')
     }
 
@@ -125,6 +131,8 @@ impl Vi {
     /// typed (as vi does).
     pub fn escape(&mut self, input: &mut TextArea<'static>) {
         self.normal = true;
+        // What was typed is the last change now.
+        self.paired = false;
         self.leave_visual(input);
         // Never back onto the line above (an empty line keeps column 0).
         if at(input).1 > 0 {
@@ -142,6 +150,9 @@ impl Vi {
     /// A key in normal mode.
     pub fn key(&mut self, key: KeyEvent, input: &mut TextArea<'static>) -> Outcome {
         let pending = std::mem::take(&mut self.pending);
+        // The selection went some other way (an arrow, Ctrl-C, a recalled
+        // question): so did visual mode.
+        self.visual &= input.is_selecting();
         if key
             .modifiers
             .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
@@ -185,9 +196,9 @@ impl Vi {
             '0' => Some(Motion::Head),
             '^' => Some(Motion::FirstNonBlank),
             '$' => Some(Motion::End),
-            'w' | 'W' => Some(Motion::WordForward),
-            'b' | 'B' => Some(Motion::WordBack),
-            'e' | 'E' => Some(Motion::WordEnd),
+            'w' | 'W' => Some(Motion::WordForward(c == 'W')),
+            'b' | 'B' => Some(Motion::WordBack(c == 'B')),
+            'e' | 'E' => Some(Motion::WordEnd(c == 'E')),
             'G' if p.counted() => Some(Motion::Line(Some(p.times()))),
             'G' => Some(Motion::LastLine),
             ';' | ',' => self.last_find.map(|(kind, ch)| {
@@ -242,9 +253,13 @@ impl Vi {
                 let line = p.counted().then(|| p.times());
                 self.motion(Motion::Line(line), p, false, input);
             }
-            'r' => replace(input, c, p.count.max(1)),
+            'r' => self.paired |= replace(input, c, p.count.max(1)),
             'i' | 'a' => {
                 let Some((start, end)) = object(input, c, prefix == 'a', p.times()) else {
+                    // `ciw` on an empty line: nothing to take, type there.
+                    if p.op == Some('c') && matches!(c, 'w' | 'W') && line_len(input) == 0 {
+                        self.normal = false;
+                    }
                     return Outcome::Done;
                 };
                 if let Some(op) = p.op {
@@ -287,20 +302,19 @@ impl Vi {
         }
         // `cw` changes the word, not the space after it (as vi's `ce`,
         // but a one-letter word is its own end).
-        let end = if op == 'c' && m == Motion::WordForward && !on_blank(input) {
-            Some(change_word_end(input, n))
-        } else {
-            let to = target(input, m, n, again);
-            match (m, to) {
-                // `dw` on the line's last word stops at the line's end.
-                (Motion::WordForward, Some(to)) if to.0 != start.0 => {
-                    Some((start.0, line_len_at(input, start.0)))
-                }
-                (_, Some(to)) if m.inclusive() && to >= start => {
+        let end = match m {
+            Motion::WordForward(big) if op == 'c' && !on_blank(input) => {
+                Some(change_word_end(input, n, big))
+            }
+            // The last word an operator's `w` passes stops at its line's
+            // end: `dw` on a line's last word leaves the line break.
+            Motion::WordForward(big) => Some(operator_word_end(input, n, big)),
+            _ => match target(input, m, n, again) {
+                Some(to) if m.inclusive() && to >= start => {
                     Some((to.0, (to.1 + 1).min(line_len_at(input, to.0))))
                 }
-                (_, to) => to,
-            }
+                to => to,
+            },
         };
         if let Some(end) = end {
             self.take(op, start, end, input);
@@ -314,13 +328,18 @@ impl Vi {
         let (row, col) = at(input);
         let len = line_len(input);
         match c {
+            // Lines of the question as written (not as wrapped on
+            // screen); past the first or the last, the history.
             'k' if row == 0 => return Outcome::HistoryPrev,
             'j' if row + 1 >= input.lines().len() => return Outcome::HistoryNext,
-            'k' => input.move_cursor(CursorMove::Up),
-            'j' => input.move_cursor(CursorMove::Down),
+            'k' => jump(input, (row.saturating_sub(n), col)),
+            'j' => jump(input, ((row + n).min(input.lines().len() - 1), col)),
             'i' => self.normal = false,
             'a' => {
-                input.move_cursor(CursorMove::Forward);
+                // Never onto the next line.
+                if col < len {
+                    input.move_cursor(CursorMove::Forward);
+                }
                 self.normal = false;
             }
             'I' => {
@@ -355,7 +374,7 @@ impl Vi {
             }
             'S' => self.take_lines('c', row, row + n - 1, input),
             'Y' => self.take_lines('y', row, row + n - 1, input),
-            '~' => switch_case(input, n),
+            '~' => self.paired |= switch_case(input, n),
             'r' => {
                 self.pending = Pending {
                     prefix: Some('r'),
@@ -367,6 +386,9 @@ impl Vi {
             }
             'p' | 'P' => self.put(c == 'p', n, input),
             'u' => {
+                if std::mem::take(&mut self.paired) {
+                    input.undo();
+                }
                 for _ in 0..n {
                     input.undo();
                 }
@@ -415,6 +437,7 @@ impl Vi {
     /// (either order, the later one excluded).
     fn take(&mut self, op: char, a: Pos, b: Pos, input: &mut TextArea<'static>) {
         let (start, end) = (a.min(b), a.max(b));
+        self.paired &= op == 'y';
         input.cancel_selection();
         if start != end {
             jump(input, start);
@@ -471,8 +494,10 @@ impl Vi {
 
     /// `p` / `P`: what the last delete or copy took, `n` times.
     fn put(&mut self, after: bool, n: usize, input: &mut TextArea<'static>) {
+        self.paired = false;
         let copy = input.yank_text();
-        if copy.is_empty() {
+        // An empty line copied is still a line to put.
+        if copy.is_empty() && self.line_copy != Some(0) {
             return;
         }
         let (row, col) = at(input);
@@ -517,7 +542,7 @@ fn reversed(kind: char) -> char {
 
 /// Where motion `m` taken `n` times from the cursor lands; `None` when it
 /// cannot (an `f` whose character is not there).
-fn target(input: &mut TextArea<'static>, m: Motion, n: usize, again: bool) -> Option<Pos> {
+fn target(input: &TextArea<'static>, m: Motion, n: usize, again: bool) -> Option<Pos> {
     let (row, col) = at(input);
     let rows = input.lines().len();
     let line: Vec<char> = input.lines()[row].chars().collect();
@@ -534,19 +559,17 @@ fn target(input: &mut TextArea<'static>, m: Motion, n: usize, again: bool) -> Op
             let last = (row + n - 1).min(rows - 1);
             (last, line_len_at(input, last))
         }
-        Motion::WordForward | Motion::WordBack | Motion::WordEnd => {
-            let how = match m {
-                Motion::WordForward => CursorMove::WordForward,
-                Motion::WordBack => CursorMove::WordBack,
-                _ => CursorMove::WordEnd,
-            };
-            // TextArea's own word rules, then back: the caller moves.
+        Motion::WordForward(big) | Motion::WordBack(big) | Motion::WordEnd(big) => {
+            let text = joined(input);
+            let mut i = index_of(input, (row, col));
             for _ in 0..n {
-                input.move_cursor(how);
+                i = match m {
+                    Motion::WordForward(_) => word_forward(&text, i, big),
+                    Motion::WordBack(_) => word_back(&text, i, big),
+                    _ => word_end(&text, i, big),
+                };
             }
-            let to = at(input);
-            jump(input, (row, col));
-            to
+            position(&text, i)
         }
         Motion::Find(kind, ch) => (row, find(&line, col, kind, ch, n, again)?),
         Motion::Line(line) => {
@@ -584,7 +607,7 @@ fn find(line: &[char], col: usize, kind: char, ch: char, n: usize, again: bool) 
 
 /// The exclusive end of `cw` with count `n`: the end of the word (or run
 /// of punctuation) under the cursor, then of the next `n - 1` ones.
-fn change_word_end(input: &TextArea<'static>, n: usize) -> Pos {
+fn change_word_end(input: &TextArea<'static>, n: usize, big: bool) -> Pos {
     let (row, col) = at(input);
     let line: Vec<char> = input.lines()[row].chars().collect();
     let mut end = col;
@@ -595,8 +618,8 @@ fn change_word_end(input: &TextArea<'static>, n: usize) -> Pos {
             }
         }
         let Some(&first) = line.get(end) else { break };
-        let kind = class(first);
-        while end < line.len() && class(line[end]) == kind {
+        let kind = word_kind(first, big);
+        while end < line.len() && word_kind(line[end], big) == kind {
             end += 1;
         }
     }
@@ -614,6 +637,107 @@ fn class(c: char) -> u8 {
     }
 }
 
+/// A character's class for `w` (`class`) or for `W` (0 blank, 1 else).
+fn word_kind(c: char, big: bool) -> u8 {
+    match class(c) {
+        0 => 0,
+        _ if big => 1,
+        k => k,
+    }
+}
+
+/// vi's `w` from index `i` of the box's text: past the word (or run of
+/// punctuation) under the cursor, then past blanks and line breaks; an
+/// empty line is a stop of its own.
+fn word_forward(t: &[char], mut i: usize, big: bool) -> usize {
+    let Some(&c) = t.get(i) else { return t.len() };
+    let k = word_kind(c, big);
+    if k != 0 {
+        while i < t.len() && word_kind(t[i], big) == k {
+            i += 1;
+        }
+    }
+    while i < t.len() && word_kind(t[i], big) == 0 {
+        if t[i] == '\n' && t.get(i + 1) == Some(&'\n') {
+            return i + 1;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// vi's `e`: to the last character of this word, or of the next one.
+fn word_end(t: &[char], i: usize, big: bool) -> usize {
+    let mut i = i + 1;
+    while i < t.len() && word_kind(t[i], big) == 0 {
+        i += 1;
+    }
+    let Some(&c) = t.get(i) else {
+        return t.len().saturating_sub(1);
+    };
+    let k = word_kind(c, big);
+    while i + 1 < t.len() && word_kind(t[i + 1], big) == k {
+        i += 1;
+    }
+    i
+}
+
+/// vi's `b`: to the first character of this word, or of the one before;
+/// an empty line is a stop of its own.
+fn word_back(t: &[char], i: usize, big: bool) -> usize {
+    let Some(mut i) = i.checked_sub(1) else {
+        return 0;
+    };
+    while i > 0 && word_kind(t[i], big) == 0 {
+        if t[i] == '\n' && t[i - 1] == '\n' {
+            return i;
+        }
+        i -= 1;
+    }
+    let k = word_kind(t[i], big);
+    while i > 0 && word_kind(t[i - 1], big) == k {
+        i -= 1;
+    }
+    i
+}
+
+/// Where an operator's `w` (`dw`, `y3w`) ends: `n - 1` words on, then
+/// past one more word and the blanks after it, but never past the end of
+/// that word's line.
+fn operator_word_end(input: &TextArea<'static>, n: usize, big: bool) -> Pos {
+    let text = joined(input);
+    let mut i = index_of(input, at(input));
+    for _ in 1..n {
+        i = word_forward(&text, i, big);
+    }
+    if let Some(&c) = text.get(i) {
+        let k = word_kind(c, big);
+        if k != 0 {
+            while i < text.len() && word_kind(text[i], big) == k {
+                i += 1;
+            }
+        }
+        while i < text.len() && text[i] != '\n' && word_kind(text[i], big) == 0 {
+            i += 1;
+        }
+    }
+    position(&text, i)
+}
+
+/// The box's text, lines joined by line breaks.
+fn joined(input: &TextArea<'static>) -> Vec<char> {
+    input.lines().join("\n").chars().collect()
+}
+
+/// The index in [`joined`] text of a (row, column).
+fn index_of(input: &TextArea<'static>, (row, col): Pos) -> usize {
+    input.lines()[..row]
+        .iter()
+        .map(|l| l.chars().count() + 1)
+        .sum::<usize>()
+        + col
+}
+
 /// A text object around the cursor, as a range (the end excluded): `w`/`W`
 /// (a word or WORD), a quote, or a bracket pair (`count` levels out).
 fn object(input: &TextArea<'static>, kind: char, around: bool, count: usize) -> Option<(Pos, Pos)> {
@@ -621,44 +745,53 @@ fn object(input: &TextArea<'static>, kind: char, around: bool, count: usize) -> 
     let line: Vec<char> = input.lines()[row].chars().collect();
     match kind {
         'w' | 'W' => {
-            let class_of = |c: char| {
-                if kind == 'W' {
-                    u8::from(!c.is_whitespace())
-                } else {
-                    class(c)
-                }
-            };
-            let run = |from: usize| {
-                let k = class_of(line[from]);
-                let mut a = from;
-                while a > 0 && class_of(line[a - 1]) == k {
+            let big = kind == 'W';
+            let k = |i: usize| word_kind(line[i], big);
+            // The run of one kind (word, punctuation, blanks) at `i`.
+            let start_of = |i: usize| {
+                let mut a = i;
+                while a > 0 && k(a - 1) == k(i) {
                     a -= 1;
                 }
-                let mut b = from;
-                while b < line.len() && class_of(line[b]) == k {
+                a
+            };
+            let end_of = |i: usize| {
+                let mut b = i;
+                while b < line.len() && k(b) == k(i) {
                     b += 1;
                 }
-                (a, b)
+                b
             };
             if line.is_empty() {
                 return None;
             }
             let col = col.min(line.len() - 1);
-            let (a, mut b) = run(col);
-            if around {
-                if b < line.len() {
-                    // The run and what follows: the space after a word, or
-                    // the word after a space.
-                    b = run(b).1;
-                } else if class_of(line[col]) != 0 {
-                    // The last word of the line takes the space before it.
-                    let a = if a > 0 && class_of(line[a - 1]) == 0 {
-                        run(a - 1).0
-                    } else {
-                        a
-                    };
-                    return Some(((row, a), (row, b)));
+            let mut a = start_of(col);
+            let mut b = col;
+            if !around {
+                // `iw`: the run, and with a count the runs after it.
+                for _ in 0..count {
+                    if b < line.len() {
+                        b = end_of(b);
+                    }
                 }
+                return Some(((row, a), (row, b)));
+            }
+            // `aw`: a word and the blanks after it (from blanks: the
+            // blanks and the word after them), `count` times.
+            let from_blank = k(col) == 0;
+            for _ in 0..count {
+                if b >= line.len() {
+                    break;
+                }
+                b = end_of(b);
+                if b < line.len() && (from_blank || k(b) == 0) {
+                    b = end_of(b);
+                }
+            }
+            // A word with no blank after it takes the blanks before it.
+            if !from_blank && k(b - 1) != 0 && a > 0 && k(a - 1) == 0 {
+                a = start_of(a - 1);
             }
             Some(((row, a), (row, b)))
         }
@@ -773,23 +906,25 @@ fn before(input: &TextArea<'static>, pos: Pos) -> Pos {
 }
 
 /// `r`: the `n` characters from the cursor become `ch` (none when the
-/// line is shorter, as in vi).
-fn replace(input: &mut TextArea<'static>, ch: char, n: usize) {
+/// line is shorter, as in vi); whether they did.
+fn replace(input: &mut TextArea<'static>, ch: char, n: usize) -> bool {
     let (row, col) = at(input);
     if col + n > line_len(input) {
-        return;
+        return false;
     }
     overwrite(input, (row, col), col + n, &ch.to_string().repeat(n));
     jump(input, (row, col + n - 1));
+    true
 }
 
-/// `~`: the case of `n` characters switches; the cursor passes them.
-fn switch_case(input: &mut TextArea<'static>, n: usize) {
+/// `~`: the case of `n` characters switches, the cursor passes them;
+/// whether any did.
+fn switch_case(input: &mut TextArea<'static>, n: usize) -> bool {
     let (row, col) = at(input);
     let line: Vec<char> = input.lines()[row].chars().collect();
     let end = (col + n).min(line.len());
     if col >= end {
-        return;
+        return false;
     }
     let switched: String = line[col..end]
         .iter()
@@ -803,6 +938,7 @@ fn switch_case(input: &mut TextArea<'static>, n: usize) {
         .collect();
     overwrite(input, (row, col), end, &switched);
     jump(input, (row, end.min(line.len() - 1)));
+    true
 }
 
 /// The text from `start` to column `end` of its line becomes `text`,
@@ -821,11 +957,27 @@ fn at(input: &TextArea<'static>) -> Pos {
     (c.0, c.1)
 }
 
-/// The cursor to a (row, column), clamped to the text.
+/// The cursor to a (row, column), clamped to the text. `Jump` counts in
+/// `u16`: on a longer line (a pasted minified file) a column past that is
+/// reached from the line's end when it is near it (the end itself, `$`,
+/// what `D` and `dd` take); elsewhere the cursor stops at column 65,535,
+/// since each step of the box costs the whole line.
 fn jump(input: &mut TextArea<'static>, (row, col): Pos) {
     let row = u16::try_from(row).unwrap_or(u16::MAX);
-    let col = u16::try_from(col).unwrap_or(u16::MAX);
-    input.move_cursor(CursorMove::Jump(row, col));
+    let Ok(short) = u16::try_from(col) else {
+        input.move_cursor(CursorMove::Jump(row, 0));
+        let back = line_len(input).saturating_sub(col);
+        if back <= 64 {
+            input.move_cursor(CursorMove::End);
+            for _ in 0..back {
+                input.move_cursor(CursorMove::Back);
+            }
+        } else {
+            input.move_cursor(CursorMove::Jump(row, u16::MAX));
+        }
+        return;
+    };
+    input.move_cursor(CursorMove::Jump(row, short));
 }
 
 /// Normal mode rests on a character, never past the last one.
@@ -1315,5 +1467,96 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The cases a review against vim found.
+    #[test]
+    fn words_lines_and_undo_as_vim_has_them() {
+        let (mut vi, mut t) = normal("fix the bug, please");
+        keys(&mut vi, &mut t, "2wdaw");
+        assert_eq!(
+            text(&t),
+            "fix the, please",
+            "aw takes blanks, not the comma"
+        );
+        let (mut vi, mut t) = normal("call(foo)");
+        keys(&mut vi, &mut t, "fodaw");
+        assert_eq!(text(&t), "call()");
+        let (mut vi, mut t) = normal("one two three four");
+        keys(&mut vi, &mut t, "d2aw");
+        assert_eq!(text(&t), "three four", "a count takes more words");
+        let (mut vi, mut t) = normal("foo.bar baz");
+        keys(&mut vi, &mut t, "dW");
+        assert_eq!(text(&t), "baz", "W is blank-separated");
+        let (mut vi, mut t) = normal("one two\nthree");
+        keys(&mut vi, &mut t, "jb");
+        assert_eq!(t.cursor(), (0, 4), "b goes to the start of the word before");
+        let (mut vi, mut t) = normal("x\n    body");
+        keys(&mut vi, &mut t, "w");
+        assert_eq!(t.cursor(), (1, 4), "w skips the next line's indent");
+        let (mut vi, mut t) = normal("a b\nc d e");
+        keys(&mut vi, &mut t, "d3w");
+        assert_eq!(text(&t), "d e", "an operator's w crosses lines");
+        let (mut vi, mut t) = normal("abcd");
+        keys(&mut vi, &mut t, "rxu");
+        assert_eq!(text(&t), "abcd", "one u takes r back");
+        keys(&mut vi, &mut t, "~u");
+        assert_eq!(text(&t), "abcd", "and ~");
+        let (mut vi, mut t) = normal("1\n2\n3\n4\n5");
+        keys(&mut vi, &mut t, "3j");
+        assert_eq!(t.cursor(), (3, 0), "a count moves that many lines");
+        keys(&mut vi, &mut t, "2k");
+        assert_eq!(t.cursor(), (1, 0));
+        let (mut vi, mut t) = normal("a\n\nc");
+        keys(&mut vi, &mut t, "jyyp");
+        assert_eq!(text(&t), "a\n\n\nc", "an empty line copied is put");
+        let (mut vi, mut t) = normal("a\n\nc");
+        keys(&mut vi, &mut t, "ja");
+        t.insert_str("X");
+        assert_eq!(text(&t), "a\nX\nc", "a on an empty line stays on it");
+        let (mut vi, mut t) = normal("");
+        keys(&mut vi, &mut t, "ciw");
+        assert!(!vi.normal, "ciw on an empty line types there");
+    }
+
+    #[test]
+    fn k_and_j_count_lines_as_written_not_as_wrapped() {
+        let long = "x".repeat(50);
+        let (mut vi, mut t) = normal(&format!("{long}\n{long}"));
+        t.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
+        let mut terminal =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(20, 10)).unwrap();
+        terminal.draw(|f| f.render_widget(&t, f.area())).unwrap();
+        keys(&mut vi, &mut t, "j$");
+        assert_eq!(t.cursor(), (1, 49));
+        keys(&mut vi, &mut t, "k");
+        assert_eq!(t.cursor(), (0, 49));
+    }
+
+    #[test]
+    fn a_line_longer_than_a_u16_is_deleted_whole() {
+        let long = "y".repeat(70_000);
+        let (mut vi, mut t) = normal(&format!("a\n{long}"));
+        keys(&mut vi, &mut t, "jdd");
+        assert_eq!(text(&t), "a");
+        let (mut vi, mut t) = normal(&long);
+        keys(&mut vi, &mut t, "D");
+        assert_eq!(text(&t), "");
+        let (mut vi, mut t) = normal(&long);
+        keys(&mut vi, &mut t, "$x");
+        assert_eq!(t.lines()[0].len(), 69_999);
+    }
+
+    #[test]
+    fn visual_mode_ends_when_its_selection_went_another_way() {
+        let (mut vi, mut t) = normal("one two");
+        keys(&mut vi, &mut t, "vl");
+        assert!(vi.visual);
+        // Ctrl-C cleared the draft's selection in the window.
+        t.cancel_selection();
+        keys(&mut vi, &mut t, "l");
+        assert!(!vi.visual);
+        keys(&mut vi, &mut t, "0d$");
+        assert_eq!(text(&t), "", "d waits for a motion again");
     }
 }
