@@ -383,15 +383,27 @@ impl Interrupts {
     /// signal until the next read and turns it into a stray interrupt
     /// there (a Ctrl-C between two reads was lost that way, and a turn
     /// could not be stopped with a signal).
+    ///
+    /// An editor that installs none (a terminal it does not drive, such as
+    /// `TERM=dumb`) reads lines cooked, where Ctrl-C comes only as SIGINT
+    /// and would wait unseen until the line ends: there SIGINT gets its
+    /// default back and ends mm, as a cooked program's Ctrl-C does.
     pub fn keep<T>(&self, make: impl FnOnce() -> T) -> T {
-        // SAFETY: sigaction reads and writes a zeroed struct of its own
-        // type; the action put back is the one read, mm's own handler.
+        // SAFETY: sigaction reads and writes zeroed structs of its own
+        // type; what is put back is an action read here, or the default.
         let mut ours: libc::sigaction = unsafe { std::mem::zeroed() };
         let read = unsafe { libc::sigaction(libc::SIGINT, std::ptr::null(), &mut ours) } == 0;
         let made = make();
-        if read {
+        let mut theirs: libc::sigaction = unsafe { std::mem::zeroed() };
+        let read_again =
+            unsafe { libc::sigaction(libc::SIGINT, std::ptr::null(), &mut theirs) } == 0;
+        if read && read_again {
+            let mut back = ours;
+            if theirs.sa_sigaction == ours.sa_sigaction {
+                back.sa_sigaction = libc::SIG_DFL;
+            }
             // SAFETY: as above.
-            unsafe { libc::sigaction(libc::SIGINT, &ours, std::ptr::null_mut()) };
+            unsafe { libc::sigaction(libc::SIGINT, &back, std::ptr::null_mut()) };
         }
         made
     }
@@ -401,11 +413,10 @@ impl Interrupts {
         self.pending.swap(false, Ordering::SeqCst)
     }
 
-    /// Until the guard drops, a SIGINT cancels `cancel` (and is used up).
-    /// One that came before (at the prompt, sent from outside) is dropped:
-    /// it was not meant for this work.
+    /// Until the guard drops, a SIGINT cancels `cancel` (and is used up);
+    /// so does one that came since the line was read (a Ctrl-C pressed
+    /// just after Enter, before the turn's key watch took the terminal).
     pub fn stop_on(&self, cancel: CancellationToken) -> StopOnInterrupt {
-        self.pending.store(false, Ordering::SeqCst);
         let (pending, arrived) = (self.pending.clone(), self.arrived.clone());
         StopOnInterrupt(tokio::spawn(async move {
             loop {

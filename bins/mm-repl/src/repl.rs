@@ -130,6 +130,11 @@ impl Repl {
                 self.sink.error("the line editor stopped");
                 return 1;
             };
+            // A signal sent while the line was read was not a key of it
+            // (the editor's terminal is raw: Ctrl-C there is a key).
+            if let Some(interrupts) = &self.interrupts {
+                interrupts.take();
+            }
             match line {
                 Ok(line) => {
                     self.armed = None;

@@ -134,6 +134,21 @@ fn a_sigint_signal_stops_the_turn_and_mm_goes_on() {
     quit(s);
 }
 
+/// On a terminal the line editor does not drive (`TERM=dumb`, an Emacs
+/// shell) lines are read cooked and Ctrl-C is SIGINT: it ends mm, as
+/// Ctrl-C ends a cooked program, instead of waiting unseen.
+#[test]
+fn on_a_dumb_terminal_ctrl_c_at_the_prompt_ends_mm() {
+    let w = World::new(vec![], "");
+    let mut s = w.pty(&[], &[("NO_COLOR", "1"), ("TERM", "dumb")]);
+    expect(&mut s, PROMPT);
+    s.send("\x03").unwrap();
+    let ended = wait_for(Duration::from_secs(10), || {
+        !s.get_process().is_alive().unwrap_or(false)
+    });
+    assert!(ended, "Ctrl-C at a cooked prompt did nothing");
+}
+
 /// `mm-repl -p` on a terminal: the key watch owns Ctrl-C, and a SIGINT sent
 /// by another process cancels the turn too (exit 130, as without a
 /// terminal) instead of ending mm before its shutdown.
