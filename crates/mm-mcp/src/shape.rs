@@ -125,7 +125,7 @@ fn block_text(block: &ContentBlock) -> String {
 /// its bytes are UTF-8 without NULs: servers send text files as blobs too.
 fn blob_text(mime_type: Option<&str>, blob: &str) -> Option<String> {
     let textual = mime_type.is_none_or(|m| {
-        let m = m.split(';').next().unwrap_or(m).trim();
+        let m = m.split(';').next().unwrap_or(m).trim().to_ascii_lowercase();
         m.starts_with("text/")
             || ["json", "xml", "yaml", "toml", "javascript", "x-sh", "csv"]
                 .iter()
@@ -135,9 +135,11 @@ fn blob_text(mime_type: Option<&str>, blob: &str) -> Option<String> {
         return None;
     }
     let compact: String = blob.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(compact)
-        .ok()?;
+    // Padded or not, standard or URL-safe: servers send all four.
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let bytes = [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+        .iter()
+        .find_map(|engine| engine.decode(&compact).ok())?;
     let text = String::from_utf8(bytes).ok()?;
     (!text.contains('\0')).then_some(text)
 }
@@ -169,7 +171,8 @@ mod tests {
                 {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "abc\ndef"}},
                 {"type": "resource", "resource": {"uri": "x:b", "blob": "AAAA", "mimeType": "application/gzip"}},
                 {"type": "resource", "resource": {"uri": "x:t", "blob": "aGkK", "mimeType": "text/plain; charset=utf-8"}},
-                {"type": "resource", "resource": {"uri": "x:j", "blob": "eyJhIjox\nfQ==", "mimeType": "application/json"}},
+                {"type": "resource", "resource": {"uri": "x:j", "blob": "eyJhIjox\nfQ==", "mimeType": "Application/JSON"}},
+                {"type": "resource", "resource": {"uri": "x:u", "blob": "aGk_Pz8", "mimeType": "text/plain"}},
                 {"type": "resource", "resource": {"uri": "x:n", "blob": "AAAA", "mimeType": "text/plain"}},
                 {"type": "resource", "resource": {"uri": "x:p", "blob": "BBBB", "mimeType": "image/png"}},
                 {"type": "resource_link", "uri": "x:c", "name": "c"}
@@ -191,6 +194,8 @@ mod tests {
              hi\n\n\
              [resource: x:j]\n\
              {\"a\":1}\n\
+             [resource: x:u]\n\
+             hi???\n\
              [resource: x:n, text/plain, 3 bytes, not shown]\n\
              [image: image/png, 3 bytes]\n\
              [resource link: x:c (c)]"
