@@ -57,20 +57,34 @@ fn stalled(first: &str, millis: u64, rest: &str) -> Reply {
     ])
 }
 
-#[test]
-fn ctrl_c_stops_a_streaming_answer_clears_a_draft_and_twice_on_an_empty_line_quits() {
-    let w = World::new(
-        vec![stalled(
-            "Part one of the answer.\n\n",
-            12_000,
-            "Never shown.",
-        )],
-        "",
-    );
+/// A REPL asked `question`, whose answer has shown `first` and now pauses
+/// `millis` before `rest`; `then` are the replies after it.
+fn mid_answer(
+    first: &str,
+    millis: u64,
+    rest: &str,
+    then: Vec<Reply>,
+    question: &str,
+) -> (World, expectrl::session::OsSession) {
+    let mut script = vec![stalled(first, millis, rest)];
+    script.extend(then);
+    let w = World::new(script, "");
     let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
     expect(&mut s, PROMPT);
-    type_line(&mut s, "a long answer please");
-    expect(&mut s, "Part one of the answer.");
+    type_line(&mut s, question);
+    expect(&mut s, first.trim_end());
+    (w, s)
+}
+
+#[test]
+fn ctrl_c_stops_a_streaming_answer_clears_a_draft_and_twice_on_an_empty_line_quits() {
+    let (_w, mut s) = mid_answer(
+        "Part one of the answer.\n\n",
+        12_000,
+        "Never shown.",
+        vec![],
+        "a long answer please",
+    );
     s.send("\x03").unwrap();
     let stopped = expect(&mut s, PROMPT);
     assert!(stopped.contains("[cancelled]"), "{stopped:?}");
@@ -111,17 +125,13 @@ fn ctrl_c_stops_a_streaming_answer_clears_a_draft_and_twice_on_an_empty_line_qui
 /// spot.
 #[test]
 fn a_sigint_signal_stops_the_turn_and_mm_goes_on() {
-    let w = World::new(
-        vec![
-            stalled("Part one of the answer.\n\n", 12_000, "Never shown."),
-            Reply::text("Second answer."),
-        ],
-        "",
+    let (_w, mut s) = mid_answer(
+        "Part one of the answer.\n\n",
+        12_000,
+        "Never shown.",
+        vec![Reply::text("Second answer.")],
+        "a long answer please",
     );
-    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
-    expect(&mut s, PROMPT);
-    type_line(&mut s, "a long answer please");
-    expect(&mut s, "Part one of the answer.");
     let pid = s.get_process().pid().as_raw();
     // SAFETY: a signal to the child this test started.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
@@ -201,17 +211,13 @@ fn an_answer_shows_line_by_line_under_one_status_line() {
 
 #[test]
 fn enter_during_a_turn_queues_the_message_and_it_goes_when_the_turn_ends() {
-    let w = World::new(
-        vec![
-            stalled("Working on it.\n\n", 4_000, "First answer."),
-            Reply::text("Second answer."),
-        ],
-        "",
+    let (w, mut s) = mid_answer(
+        "Working on it.\n\n",
+        4_000,
+        "First answer.",
+        vec![Reply::text("Second answer.")],
+        "first question",
     );
-    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
-    expect(&mut s, PROMPT);
-    type_line(&mut s, "first question");
-    expect(&mut s, "Working on it.");
     s.send("second question\r").unwrap();
     let queued = expect(&mut s, "queued: second question");
     eprintln!("--- REPL with a message queued:\n{}", plain(&queued));
@@ -231,17 +237,13 @@ fn enter_during_a_turn_queues_the_message_and_it_goes_when_the_turn_ends() {
 
 #[test]
 fn escape_puts_queued_messages_back_in_the_input() {
-    let w = World::new(
-        vec![
-            stalled("Working on it.\n\n", 12_000, "Never shown."),
-            Reply::text("Answered the queued one."),
-        ],
-        "",
+    let (w, mut s) = mid_answer(
+        "Working on it.\n\n",
+        12_000,
+        "Never shown.",
+        vec![Reply::text("Answered the queued one.")],
+        "first question",
     );
-    let mut s = w.pty(&[], &[("NO_COLOR", "1")]);
-    expect(&mut s, PROMPT);
-    type_line(&mut s, "first question");
-    expect(&mut s, "Working on it.");
     s.send("try this instead\r").unwrap();
     expect(&mut s, "queued: try this instead");
     s.send("\x1b").unwrap();

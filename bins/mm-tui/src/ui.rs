@@ -274,7 +274,11 @@ mod tests {
         ui.input.delete_line_by_end();
         assert_eq!(ui.take_text(), "");
         ui.set_text("an older question");
-        assert_eq!(ui.input.yank_text(), "take this", "Ctrl-Y and p still put it");
+        assert_eq!(
+            ui.input.yank_text(),
+            "take this",
+            "Ctrl-Y and p still put it"
+        );
     }
 
     #[test]

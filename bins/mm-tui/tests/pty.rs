@@ -993,6 +993,23 @@ fn stalled(first: &str, millis: u64, rest: &str) -> Reply {
     ])
 }
 
+/// A window asked for a long answer, which has shown its first part and
+/// pauses 12 s; the next question is answered "After the stop.".
+fn mid_answer() -> (World, Window) {
+    let w = World::with(
+        vec![
+            stalled("Part one of the answer.", 12_000, " Never shown."),
+            Reply::text("After the stop."),
+        ],
+        "",
+    );
+    let mut win = w.spawn();
+    win.wait_for("context 0% of 32k");
+    win.type_line("a long answer please");
+    win.wait_for("Part one of the answer.");
+    (w, win)
+}
+
 /// The screen's rows that hold text, for the report.
 fn excerpt(screen: &str) -> String {
     screen
@@ -1005,17 +1022,7 @@ fn excerpt(screen: &str) -> String {
 /// Issue 37, point 1: one interrupt model.
 #[test]
 fn ctrl_c_stops_a_streaming_answer_clears_a_draft_and_twice_on_an_empty_input_quits() {
-    let w = World::with(
-        vec![
-            stalled("Part one of the answer.", 12_000, " Never shown."),
-            Reply::text("After the stop."),
-        ],
-        "",
-    );
-    let mut win = w.spawn();
-    win.wait_for("context 0% of 32k");
-    win.type_line("a long answer please");
-    win.wait_for("Part one of the answer.");
+    let (_w, mut win) = mid_answer();
     win.send("\x03");
     let stopped = win.wait_for_idle("[cancelled]");
     eprintln!("--- window after Ctrl-C mid-answer:\n{}", excerpt(&stopped));
@@ -1041,17 +1048,7 @@ fn ctrl_c_stops_a_streaming_answer_clears_a_draft_and_twice_on_an_empty_input_qu
 /// the terminal given back). Before, it ended mm on the spot.
 #[test]
 fn a_sigint_signal_is_the_ctrl_c_key() {
-    let w = World::with(
-        vec![
-            stalled("Part one of the answer.", 12_000, " Never shown."),
-            Reply::text("After the stop."),
-        ],
-        "",
-    );
-    let mut win = w.spawn();
-    win.wait_for("context 0% of 32k");
-    win.type_line("a long answer please");
-    win.wait_for("Part one of the answer.");
+    let (_w, mut win) = mid_answer();
     let pid = win.child.process_id().unwrap() as i32;
     // SAFETY: kill(2) on the child we spawned.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
