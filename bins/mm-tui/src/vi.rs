@@ -839,13 +839,8 @@ fn bracketed(
     count: usize,
     around: bool,
 ) -> Option<(Pos, Pos)> {
-    let text: Vec<char> = input.lines().join("\n").chars().collect();
-    let (row, col) = at(input);
-    let at = input.lines()[..row]
-        .iter()
-        .map(|l| l.chars().count() + 1)
-        .sum::<usize>()
-        + col;
+    let text = joined(input);
+    let at = index_of(input, at(input));
     // On an opening bracket, that pair; else the open one before.
     let mut start = if text.get(at) == Some(&open) {
         at + 1
