@@ -263,6 +263,12 @@ impl Vi {
                     return Outcome::Done;
                 };
                 if let Some(op) = p.op {
+                    // `ci{` over whole lines leaves one empty line to type on.
+                    let end = if op == 'c' && start.1 == 0 && end.1 == 0 && end.0 > start.0 {
+                        (end.0 - 1, line_len_at(input, end.0 - 1))
+                    } else {
+                        end
+                    };
                     if start == end && op == 'c' {
                         // `ci(` on `()`: type inside.
                         jump(input, start);
@@ -449,6 +455,13 @@ impl Vi {
                 input.cut();
             }
             self.line_copy = None;
+            // Whole lines taken (`di{` over lines): `p` puts them as lines.
+            if start.1 == 0 && end.1 == 0 && end.0 > start.0 {
+                let mut lines = input.yank_text();
+                lines.pop();
+                self.line_copy = Some(lines.chars().count());
+                input.set_yank_text(lines);
+            }
         }
         jump(input, start);
         self.visual = false;
@@ -855,7 +868,23 @@ fn bracketed(
         start = o;
     }
     let (o, c) = pair?;
-    let (a, b) = if around { (o, c + 1) } else { (o + 1, c) };
+    let (a, b) = if around {
+        (o, c + 1)
+    } else {
+        // A block written over lines (`{` ending its line, `}` alone on
+        // its own): the lines inside, whole, as vim takes them.
+        let last_break = text[o + 1..c].iter().rposition(|ch| *ch == '\n');
+        match last_break.map(|i| o + 1 + i) {
+            Some(nl)
+                if text[o + 1] == '\n'
+                    && nl > o + 1
+                    && text[nl + 1..c].iter().all(|ch| ch.is_whitespace()) =>
+            {
+                (o + 2, nl + 1)
+            }
+            _ => (o + 1, c),
+        }
+    };
     Some((position(&text, a), position(&text, b)))
 }
 
@@ -1234,9 +1263,17 @@ mod tests {
         keys(&mut vi, &mut t, "jwyiBGp");
         assert_eq!(
             text(&t),
-            "fn f() {\n    body();\n}\n    body();\n",
-            "yiB copies inside the braces, over lines"
+            "fn f() {\n    body();\n}\n    body();",
+            "yiB copies the lines inside the braces, p puts them below"
         );
+        let (mut vi, mut t) = normal("fn f() {\n    a();\n    b();\n}");
+        keys(&mut vi, &mut t, "jdi{");
+        assert_eq!(text(&t), "fn f() {\n}", "di{{ takes the inner lines whole");
+        let (mut vi, mut t) = normal("fn f() {\n    a();\n}");
+        keys(&mut vi, &mut t, "jci{");
+        assert!(!vi.normal);
+        t.insert_str("x");
+        assert_eq!(text(&t), "fn f() {\nx\n}", "ci{{ leaves a line to type on");
         let (mut vi, mut t) = normal("fn f() {\n    body();\n}");
         keys(&mut vi, &mut t, "jda{");
         assert_eq!(text(&t), "fn f() ");

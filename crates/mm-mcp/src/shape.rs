@@ -76,7 +76,14 @@ fn picture(block: &ContentBlock) -> Option<Picture> {
 
 fn block_text(block: &ContentBlock) -> String {
     if let Some(p) = picture(block) {
-        return format!("[image: {}, {} bytes]", p.mime_type, base64_len(&p.data));
+        let line = format!("[image: {}, {} bytes]", p.mime_type, base64_len(&p.data));
+        return match block {
+            // A resource says which one it is.
+            ContentBlock::Resource(r) => {
+                format!("[resource: {}]\n{line}", resource_uri(&r.resource))
+            }
+            _ => line,
+        };
     }
     match block {
         ContentBlock::Text(t) => t.text.clone(),
@@ -118,6 +125,16 @@ fn block_text(block: &ContentBlock) -> String {
         }
         #[allow(unreachable_patterns)]
         _ => "[content of an unknown kind, not shown]".to_string(),
+    }
+}
+
+/// A resource's URI.
+fn resource_uri(contents: &ResourceContents) -> &str {
+    match contents {
+        ResourceContents::TextResourceContents { uri, .. }
+        | ResourceContents::BlobResourceContents { uri, .. } => uri,
+        #[allow(unreachable_patterns)]
+        _ => "",
     }
 }
 
@@ -197,6 +214,7 @@ mod tests {
              [resource: x:u]\n\
              hi???\n\
              [resource: x:n, text/plain, 3 bytes, not shown]\n\
+             [resource: x:p]\n\
              [image: image/png, 3 bytes]\n\
              [resource link: x:c (c)]"
         );
